@@ -1,0 +1,148 @@
+# FMPL - top-level Makefile (GNU make, no autotools).
+#
+#   make                 library, fmplrun, examples, benchmarks, tests
+#   make check           install missing Debian packages, build, run every test
+#   make bench           run the benchmarks on a local 2-process job
+#   make install PREFIX=/usr/local
+#
+# Outputs (a contract): lib/libfmpl.a lib/libfmpl.so bin/fmplrun
+# examples/<name> bench/<name> test/<name>
+
+PREFIX  ?= /usr/local
+CC      ?= cc
+FC      ?= gfortran
+MPICC   ?= mpicc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+FFLAGS  ?= $(OPT) -g
+ALLCFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -fPIC -pthread \
+            -Iinclude -Isrc -fvisibility=hidden -DFMPL_BUILD
+SOVERSION = 0
+SONAME  = libfmpl.so.$(SOVERSION)
+VERSION = 0.1.0
+
+# Debian packages the build and the tests need (installed by `make deps`).
+DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
+           openmpi-bin libopenmpi-dev valgrind
+
+# PMIx bootstrap when libpmix is there (it is after `make deps`).
+PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
+PMIX_LIBS   := $(shell pkg-config --libs pmix 2>/dev/null)
+ifneq ($(PMIX_LIBS),)
+ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS)
+endif
+LIBS = $(PMIX_LIBS) -lpthread -lrt
+
+LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/transport/*.c \
+                      src/transport/shm/*.c src/fortran/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
+HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
+
+TOOLS      := bin/fmplrun
+EX_C       := $(patsubst %.c,%,$(wildcard examples/*.c))
+EX_F       := $(patsubst %.f90,%,$(wildcard examples/*.f90))
+BENCH      := $(patsubst %.c,%,$(filter-out bench/bench_util.c,$(wildcard bench/*.c)))
+BENCH_MPI_SRC := $(wildcard bench/mpi/*.c)
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+ifneq ($(HAVE_MPICC),)
+BENCH_MPI  := $(patsubst %.c,%,$(filter-out bench/mpi/bench_util.c,$(BENCH_MPI_SRC)))
+endif
+TEST_UNIT  := $(patsubst %.c,%,$(wildcard test/check_*.c))
+TEST_PROGS := $(patsubst %.c,%,$(wildcard test/progs/*.c))
+TEST_FPROGS:= $(patsubst %.f90,%,$(wildcard test/progs/*.f90))
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+all: lib/libfmpl.a lib/libfmpl.so $(TOOLS) fmpl.pc examples bench-build tests
+
+.PHONY: all examples bench-build tests check deps install uninstall clean bench
+
+build/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) -c $< -o $@
+
+lib/libfmpl.a: $(LIB_OBJ)
+	@mkdir -p lib
+	rm -f $@
+	ar rcs $@ $^
+
+lib/$(SONAME): $(LIB_OBJ)
+	@mkdir -p lib
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+
+lib/libfmpl.so: lib/$(SONAME)
+	ln -sf $(SONAME) $@
+
+bin/fmplrun: tools/fmplrun.c $(HDRS)
+	@mkdir -p bin
+	$(CC) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
+
+fmpl.pc: fmpl.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) -lpthread -lrt|g' $< > $@
+
+# Programs link the static library (no PLT on the fast path) except the
+# examples, which use the shared one the way an installed user would.
+PROG_LDFLAGS = lib/libfmpl.a $(LIBS)
+EX_LDFLAGS   = -Llib -lfmpl -Wl,-rpath,'$$ORIGIN/../lib' $(LIBS)
+
+examples: $(EX_C) $(EX_F)
+examples/%: examples/%.c lib/libfmpl.so include/fmpl.h
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(EX_LDFLAGS)
+examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
+	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(EX_LDFLAGS)
+
+bench-build: $(BENCH) $(BENCH_MPI)
+bench/%: bench/%.c bench/bench_util.c bench/bench_util.h lib/libfmpl.a
+	$(CC) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
+bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
+	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
+
+tests: $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS)
+test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
+	$(CC) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
+test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
+	$(CC) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h
+	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
+
+# Install the Debian packages that are missing (CI starts from a fresh
+# Debian 12; as root apt-get works, otherwise say what is missing).
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "run as root or install:$$missing" >&2; exit 1; fi; \
+	fi
+
+# `make check` re-enters make after deps so that pkg-config sees libpmix
+# and check when they were just installed.
+check: deps
+	$(MAKE) all
+	./test/run_tests.sh
+
+bench: all
+	./bench/run_local.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/fmpl.h include/fmplf.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl.so
+	install -m 644 fmpl.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 bin/fmplrun $(DESTDIR)$(PREFIX)/bin/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/fmpl.h $(DESTDIR)$(PREFIX)/include/fmplf.h \
+	      $(DESTDIR)$(PREFIX)/lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
+	      $(DESTDIR)$(PREFIX)/lib/libfmpl.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc \
+	      $(DESTDIR)$(PREFIX)/bin/fmplrun
+
+clean:
+	rm -rf build lib bin fmpl.pc $(EX_C) $(EX_F) $(BENCH) $(BENCH_MPI) \
+	       $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS) test/logs

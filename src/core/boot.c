@@ -1,0 +1,20 @@
+/*
+ * boot.c - which launcher started us: fmplrun, a PMIx server, or nobody.
+ * The one place that decides; the back-ends say FMPL_ERR_UNSUPPORTED when
+ * their launcher is absent.
+ */
+#include "fmpl.h"
+#include "core/boot.h"
+
+int fmpl_boot_open(fmpl_boot_t *b)
+{
+    int (*const order[])(fmpl_boot_t *) = {
+        fmpl_boot_local_open, fmpl_boot_pmix_open, fmpl_boot_single_open,
+    };
+    for (unsigned i = 0; i < sizeof order / sizeof order[0]; i++) {
+        int rc = order[i](b);
+        if (rc != FMPL_ERR_UNSUPPORTED)
+            return rc;
+    }
+    return FMPL_ERR_INTERNAL;
+}

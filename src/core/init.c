@@ -1,0 +1,133 @@
+/*
+ * init.c - fmpl_init / fmpl_finalize / fmpl_abort and the environment
+ * queries.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/state.h"
+#include "p2p/spill.h"
+
+/* Upper bound on indices: the mailbox holds size x count lines. */
+#define FMPL_MAX_INDICES (1 << 20)
+
+fmpl_state_t fmpl_g = { .dead_logged = -1 };
+
+static int env_flag(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+static void release_all(void)
+{
+    if (fmpl_g.tl.priv)
+        fmpl_g.tl.ops->close(&fmpl_g.tl);
+    free(fmpl_g.slots);
+    fmpl_g.slots = NULL;
+    if (fmpl_g.boot.ops)
+        fmpl_g.boot.ops->close(&fmpl_g.boot);
+    memset(&fmpl_g.boot, 0, sizeof fmpl_g.boot);
+    memset(&fmpl_g.tl, 0, sizeof fmpl_g.tl);
+}
+
+int fmpl_init(int count)
+{
+    if (fmpl_g.initialized)
+        return FMPL_ERR_INIT;
+    if (count < 1 || count > FMPL_MAX_INDICES)
+        return FMPL_ERR_ARG;
+
+    fmpl_g.verbose = env_flag("FMPL_VERBOSE");
+    const char *pt = getenv("FMPL_PEER_TIMEOUT");
+    fmpl_g.peer_timeout = pt ? atof(pt) : 0;
+    fmpl_g.dead_logged = -1;
+
+    int rc = fmpl_boot_open(&fmpl_g.boot);
+    if (rc != FMPL_SUCCESS) {
+        memset(&fmpl_g.boot, 0, sizeof fmpl_g.boot);
+        return rc == FMPL_ERR_PEER ? rc : FMPL_ERR_INIT;
+    }
+    fmpl_log_info("bootstrap %s: rank %d of %d, job %s", fmpl_g.boot.ops->name,
+                  fmpl_g.boot.rank, fmpl_g.boot.size, fmpl_g.boot.jobid);
+
+    /* Processes outnumbering cores must yield while waiting. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.boot.size > ncpu;
+
+    fmpl_g.nidx = count;
+    fmpl_g.slots = calloc((size_t)fmpl_g.boot.size * (size_t)count, sizeof *fmpl_g.slots);
+    if (!fmpl_g.slots) {
+        release_all();
+        return FMPL_ERR_NOMEM;
+    }
+
+    const fmpl_tl_ops_t *ops = fmpl_tl_select();
+    if (!ops) {
+        release_all();
+        return FMPL_ERR_ARG;
+    }
+    fmpl_g.tl = (fmpl_tl_t){ .ops = ops, .rank = fmpl_g.boot.rank,
+                             .size = fmpl_g.boot.size, .nidx = count,
+                             .boot = &fmpl_g.boot };
+    rc = ops->open(&fmpl_g.tl);
+    if (rc != FMPL_SUCCESS) {
+        fmpl_g.tl.priv = NULL;
+        release_all();
+        return rc;
+    }
+    fmpl_g.initialized = 1;
+    if (env_flag("FMPL_PROGRESS_THREAD") && fmpl_progress_thread_start() != FMPL_SUCCESS) {
+        fmpl_g.initialized = 0;
+        release_all();
+        return FMPL_ERR_SYSTEM;
+    }
+    return FMPL_SUCCESS;
+}
+
+int fmpl_finalize(void)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    fmpl_enter();
+    /* Spilled messages must reach their receivers before we leave. */
+    int rc = fmpl_spill_drain();
+    fmpl_leave();
+    fmpl_progress_thread_stop();
+    /* Nobody may still need us once everybody has arrived here. */
+    int frc = fmpl_g.boot.ops->fence(&fmpl_g.boot);
+    if (rc == FMPL_SUCCESS)
+        rc = frc;
+    fmpl_spill_free();
+    fmpl_g.boot.ops->mark_finalized(&fmpl_g.boot);
+    fmpl_g.initialized = 0;
+    release_all();
+    return rc;
+}
+
+void fmpl_abort(int code)
+{
+    fflush(NULL);
+    int rank = fmpl_g.boot.ops ? fmpl_g.boot.rank : 0;
+    fprintf(stderr, "fmpl: rank %d called fmpl_abort(%d): ending the job\n", rank, code);
+    if (fmpl_g.boot.ops)
+        fmpl_g.boot.ops->abort(&fmpl_g.boot, code);
+    _exit(code ? code : 1);
+}
+
+int fmpl_rank(void) { return fmpl_g.initialized ? fmpl_g.boot.rank : -1; }
+int fmpl_size(void) { return fmpl_g.initialized ? fmpl_g.boot.size : -1; }
+
+double fmpl_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

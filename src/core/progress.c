@@ -1,0 +1,130 @@
+/*
+ * progress.c - the progress engine, the back-off of waiting loops, dead
+ * peer detection and the optional progress thread.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/state.h"
+#include "p2p/spill.h"
+
+/* spins before yielding when we have a core to ourselves */
+#define SPIN_ALONE     20000u
+/* seconds between liveness checks while waiting */
+#define CHECK_PERIOD   0.05
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+int fmpl_progress(void)
+{
+    int n = fmpl_g.tl.ops->progress(&fmpl_g.tl);
+    if (fmpl_g.spill)
+        n += fmpl_spill_progress();
+    return n;
+}
+
+void fmpl_wait_init(fmpl_wait_t *w, int peer)
+{
+    w->iter = 0;
+    w->peer = peer;
+    w->t_start = 0;
+    w->t_check = 0;
+}
+
+int fmpl_check_peer(int peer)
+{
+    int dead = fmpl_g.boot.ops->dead_rank(&fmpl_g.boot);
+    if (dead < 0 && peer >= 0 && peer != fmpl_g.boot.rank &&
+        !fmpl_g.tl.ops->peer_ok(&fmpl_g.tl, peer))
+        dead = peer;
+    if (dead < 0)
+        return FMPL_SUCCESS;
+    if (fmpl_g.dead_logged != dead) {
+        fmpl_g.dead_logged = dead;
+        fmpl_log_err("peer rank %d died or left the job without fmpl_finalize", dead);
+    }
+    return FMPL_ERR_PEER;
+}
+
+int fmpl_wait_idle(fmpl_wait_t *w)
+{
+    unsigned i = ++w->iter;
+    if (fmpl_g.oversubscribed ? i > 8 : i > SPIN_ALONE)
+        sched_yield();
+    else
+        cpu_relax();
+    if (i % 256)
+        return FMPL_SUCCESS;
+    double now = fmpl_wtime();
+    if (w->t_start == 0) {
+        w->t_start = w->t_check = now;
+        return FMPL_SUCCESS;
+    }
+    if (now - w->t_check < CHECK_PERIOD)
+        return FMPL_SUCCESS;
+    w->t_check = now;
+    int rc = fmpl_check_peer(w->peer);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (fmpl_g.peer_timeout > 0 && now - w->t_start > fmpl_g.peer_timeout) {
+        fmpl_log_err("waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
+                     now - w->t_start, w->peer);
+        return FMPL_ERR_PEER;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* The progress thread pushes spilled sends and drains FIFOs while the
+ * application computes; it sleeps briefly when there is nothing to do. */
+static void *progress_main(void *arg)
+{
+    (void)arg;
+    struct timespec idle = { 0, 20000 };
+    while (!fmpl_g.thread_stop) {
+        int n = 0;
+        if (pthread_mutex_trylock(&fmpl_g.lock) == 0) {
+            n = fmpl_progress();
+            pthread_mutex_unlock(&fmpl_g.lock);
+        }
+        if (n == 0)
+            nanosleep(&idle, NULL);
+    }
+    return NULL;
+}
+
+int fmpl_progress_thread_start(void)
+{
+    pthread_mutex_init(&fmpl_g.lock, NULL);
+    fmpl_g.thread_stop = 0;
+    fmpl_g.thread_on = 1;
+    if (pthread_create(&fmpl_g.thread, NULL, progress_main, NULL) != 0) {
+        fmpl_g.thread_on = 0;
+        fmpl_log_err("cannot start the progress thread: %s", strerror(errno));
+        return FMPL_ERR_SYSTEM;
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_progress_thread_stop(void)
+{
+    if (!fmpl_g.thread_on)
+        return;
+    fmpl_g.thread_stop = 1;
+    pthread_join(fmpl_g.thread, NULL);
+    fmpl_g.thread_on = 0;
+    pthread_mutex_destroy(&fmpl_g.lock);
+}

@@ -1,0 +1,59 @@
+/*
+ * state.h - the process-wide state of the library (one job per process).
+ */
+#ifndef FMPL_STATE_H
+#define FMPL_STATE_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "core/boot.h"
+#include "transport/transport.h"
+
+/* Per (peer, index): the sequence numbers of the last send / receive
+ * started, and whether one is active (the overlap rule). */
+typedef struct fmpl_slot {
+    uint32_t send_seq, recv_seq;
+    uint8_t send_busy, recv_busy;
+} fmpl_slot_t;
+
+struct fmpl_spill;
+
+typedef struct fmpl_state {
+    int initialized;
+    int verbose;
+    int nidx;
+    fmpl_boot_t boot;
+    fmpl_tl_t tl;
+    fmpl_slot_t *slots;            /* [size][nidx] */
+    int oversubscribed;            /* more local processes than cores */
+    double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */
+    int dead_logged;               /* first dead rank reported, -1 none */
+    struct fmpl_spill *spill;
+    /* progress thread */
+    int thread_on;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    volatile int thread_stop;
+} fmpl_state_t;
+
+extern fmpl_state_t fmpl_g;
+
+static inline fmpl_slot_t *fmpl_slot(int peer, int mai)
+{
+    return &fmpl_g.slots[(size_t)peer * (size_t)fmpl_g.nidx + (size_t)mai];
+}
+
+/* API entry/exit: serialise with the progress thread when it runs. */
+static inline void fmpl_enter(void)
+{
+    if (fmpl_g.thread_on)
+        pthread_mutex_lock(&fmpl_g.lock);
+}
+static inline void fmpl_leave(void)
+{
+    if (fmpl_g.thread_on)
+        pthread_mutex_unlock(&fmpl_g.lock);
+}
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * p2p.h - the receiver-initiated protocol (internal).
+ *
+ * The matching area of the paper is the transport's mailbox: for each peer
+ * and index one 64-byte line written only by that peer.  FMPL puts two
+ * records in it, so that one cache line carries everything a peer tells us
+ * about an index:
+ *
+ *   offset  0  header record  (the peer posts a receive of OUR message)
+ *              word = seq << 32 | state, then size and the buffer's key
+ *   offset 32  data record    (the peer's message to US is complete)
+ *              word = seq << 32 | status << 16 | flags << 8 | inline length,
+ *              then up to 24 bytes of inline data
+ *
+ * The k-th receive from src on index i posts header seq k into our line at
+ * src; src's k-th send to us on i waits for it, writes the data once into
+ * our buffer (or inline), then the data record with seq k.  Sequence
+ * numbers, not resets: a slot is never cleared, so a reset can't race with
+ * the next header.
+ *
+ * A receive posted by fmpl_irecv may be cancelled: its header state is
+ * POSTED_C and the sender must CLAIM it (CAS) before writing, while
+ * fmpl_cancel_irecv CASes it to CANCELLED.  Exactly one of them wins.
+ * Blocking receives cannot be cancelled and skip the CAS.
+ */
+#ifndef FMPL_P2P_H
+#define FMPL_P2P_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/state.h"
+
+#define FMPL_HDR_OFF     0
+#define FMPL_DATA_OFF    32
+#define FMPL_INLINE_MAX  24
+
+enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
+       FMPL_HDR_CANCELLED = 4 };
+enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2 };
+#define FMPL_DFLAG_INLINE 1u
+
+typedef struct fmpl_hdr_rec {
+    uint64_t word;
+    uint64_t size;
+    fmpl_tl_key_t key;
+} fmpl_hdr_rec_t;
+
+typedef struct fmpl_data_rec {
+    uint64_t word;
+    uint8_t inl[FMPL_INLINE_MAX];
+} fmpl_data_rec_t;
+
+_Static_assert(sizeof(fmpl_hdr_rec_t) == 32, "header record is half a line");
+_Static_assert(sizeof(fmpl_data_rec_t) == 32, "data record is half a line");
+
+static inline uint64_t fmpl_hdr_word(uint32_t seq, unsigned state)
+{
+    return (uint64_t)seq << 32 | state;
+}
+static inline uint64_t fmpl_data_word(uint32_t seq, unsigned status, unsigned flags,
+                                      unsigned len)
+{
+    return (uint64_t)seq << 32 | status << 16 | flags << 8 | len;
+}
+static inline uint32_t fmpl_seq_next(uint32_t s) { return s + 1 ? s + 1 : 1; }
+
+static inline uint64_t fmpl_line_word(volatile void *line, unsigned off)
+{
+    return atomic_load_explicit((_Atomic uint64_t *)((volatile uint8_t *)line + off),
+                                memory_order_acquire);
+}
+
+/* request kinds and flags */
+enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
+#define FMPL_RF_ISSUED   1u     /* send: data written, waiting for the source */
+#define FMPL_RF_DONE     2u     /* complete; status is final */
+#define FMPL_RF_BLOCKING 4u     /* receive: not cancellable */
+
+static inline fmpl_tl_comp_t *fmpl_req_comp(fmpl_request_t *r)
+{
+    _Static_assert(sizeof(fmpl_tl_comp_t) <= sizeof r->priv, "comp fits");
+    return (fmpl_tl_comp_t *)(void *)r->priv;
+}
+
+/* argument checks shared by every point-to-point call */
+static inline int fmpl_p2p_check(const void *buf, size_t size, int peer, int mai)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (peer < 0 || peer >= fmpl_g.boot.size)
+        return FMPL_ERR_RANK;
+    if (mai < 0 || mai >= fmpl_g.nidx)
+        return FMPL_ERR_INDEX;
+    if (!buf && size)
+        return FMPL_ERR_BUFFER;
+    return FMPL_SUCCESS;
+}
+
+/* send.c */
+int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
+                   fmpl_tl_comp_t *comp, int *status);
+int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
+int fmpl_p2p_send_try(fmpl_request_t *req);
+int fmpl_p2p_send_wait(fmpl_request_t *req);
+
+/* recv.c */
+int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,
+                        int blocking);
+int fmpl_p2p_recv_try(fmpl_request_t *req);
+int fmpl_p2p_recv_wait(fmpl_request_t *req);
+
+#endif

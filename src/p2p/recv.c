@@ -1,0 +1,156 @@
+/*
+ * recv.c - the receiver's half: write our header into the sender's
+ * matching area, then watch our completion record.
+ */
+#include "fmpl.h"
+#include "core/progress.h"
+#include "p2p/p2p.h"
+
+int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,
+                        int blocking)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    fmpl_slot_t *sl = fmpl_slot(src, mai);
+    if (sl->recv_busy)
+        return FMPL_ERR_BUSY;
+    fmpl_hdr_rec_t h = { .size = size };
+    /* messages that fit the data record never need the buffer's key */
+    if (size > FMPL_INLINE_MAX) {
+        int rc = fmpl_tl_mem_reg(tl, buf, size, &h.key);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    uint32_t seq = fmpl_seq_next(sl->recv_seq);
+    h.word = fmpl_hdr_word(seq, blocking ? FMPL_HDR_POSTED : FMPL_HDR_POSTED_C);
+    int rc = fmpl_tl_notify(tl, src, mai, FMPL_HDR_OFF, &h, sizeof h,
+                            FMPL_TL_NOTIFY_UNORDERED);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    sl->recv_seq = seq;
+    sl->recv_busy = 1;
+    *req = (fmpl_request_t){ .kind = FMPL_REQ_RECV, .peer = src, .mai = mai, .seq = seq,
+                             .buf = buf, .size = size,
+                             .flags = blocking ? FMPL_RF_BLOCKING : 0 };
+    return FMPL_SUCCESS;
+}
+
+/* 1 when complete (req->status final), 0 otherwise. */
+int fmpl_p2p_recv_try(fmpl_request_t *req)
+{
+    if (req->flags & FMPL_RF_DONE)
+        return 1;
+    volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, req->peer, req->mai);
+    uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
+    if ((uint32_t)(w >> 32) != req->seq)
+        return 0;
+    const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
+    switch ((w >> 16) & 0xff) {
+    case FMPL_DST_OK:
+        if (w & (FMPL_DFLAG_INLINE << 8)) {
+            size_t n = w & 0xff;
+            if (n)
+                memcpy(req->buf, inl, n);
+            req->size = n;
+        }
+        req->status = FMPL_SUCCESS;
+        break;
+    case FMPL_DST_TRUNCATE:
+        memcpy(&req->size, inl, sizeof(uint64_t));   /* the sender's size */
+        req->status = FMPL_ERR_TRUNCATE;
+        break;
+    default: {
+        int32_t e;
+        memcpy(&e, inl, sizeof e);
+        req->status = e < 0 ? e : FMPL_ERR_INTERNAL;
+    }
+    }
+    req->flags |= FMPL_RF_DONE;
+    fmpl_slot(req->peer, req->mai)->recv_busy = 0;
+    return 1;
+}
+
+int fmpl_p2p_recv_wait(fmpl_request_t *req)
+{
+    if (fmpl_p2p_recv_try(req))
+        return req->status;
+    fmpl_wait_t w;
+    fmpl_wait_init(&w, req->peer);
+    for (;;) {
+        int n = fmpl_progress();
+        if (fmpl_p2p_recv_try(req))
+            return req->status;
+        int rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
+        if (rc != FMPL_SUCCESS) {
+            req->status = rc;
+            req->flags |= FMPL_RF_DONE;
+            fmpl_slot(req->peer, req->mai)->recv_busy = 0;
+            return rc;
+        }
+    }
+}
+
+int fmpl_recv(void *buf, size_t size, int src, int mai)
+{
+    int rc = fmpl_p2p_check(buf, size, src, mai);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_request_t req;
+    fmpl_enter();
+    rc = fmpl_p2p_recv_start(&req, buf, size, src, mai, 1);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_p2p_recv_wait(&req);
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_irecv(void *buf, size_t size, int src, int mai, fmpl_request_t *req)
+{
+    int rc = fmpl_p2p_check(buf, size, src, mai);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!req)
+        return FMPL_ERR_ARG;
+    fmpl_enter();
+    rc = fmpl_p2p_recv_start(req, buf, size, src, mai, 0);
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_wait_irecv(fmpl_request_t *req)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (!req || req->kind != FMPL_REQ_RECV)
+        return FMPL_ERR_REQUEST;
+    fmpl_enter();
+    int rc = fmpl_p2p_recv_wait(req);
+    req->kind = FMPL_REQ_NONE;
+    fmpl_leave();
+    return rc;
+}
+
+/* Withdraw a posted fmpl_irecv: win the CAS on our header against the
+ * sender's claim.  On success the sequence number is handed back, so the
+ * next receive on the slot meets the send this one would have met. */
+int fmpl_cancel_irecv(fmpl_request_t *req)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (!req || req->kind != FMPL_REQ_RECV || (req->flags & FMPL_RF_BLOCKING))
+        return FMPL_ERR_REQUEST;
+    fmpl_enter();
+    int rc = FMPL_ERR_BUSY;
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    if (!(req->flags & FMPL_RF_DONE) &&
+        tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
+                          fmpl_hdr_word(req->seq, FMPL_HDR_POSTED_C),
+                          fmpl_hdr_word(req->seq, FMPL_HDR_CANCELLED), NULL) == FMPL_SUCCESS) {
+        fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
+        sl->recv_seq = req->seq - 1 ? req->seq - 1 : UINT32_MAX;
+        sl->recv_busy = 0;
+        req->kind = FMPL_REQ_NONE;
+        rc = FMPL_SUCCESS;
+    }
+    fmpl_leave();
+    return rc;
+}

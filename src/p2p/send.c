@@ -1,0 +1,176 @@
+/*
+ * send.c - the sender's half: wait for the receiver's header in our
+ * matching area, write the data once, then the receiver's completion.
+ */
+#include "fmpl.h"
+#include "core/progress.h"
+#include "p2p/p2p.h"
+#include "p2p/spill.h"
+
+/*
+ * Match send `seq` to `dst` on `mai` with its receive header and deliver.
+ * Returns 0 while the receive is not posted, 1 once the data and the
+ * completion record are written or queued (*status tells the outcome; the
+ * source may be reused when comp->pending is 0).
+ */
+int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
+                   fmpl_tl_comp_t *comp, int *status)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
+    uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
+    if ((uint32_t)(w >> 32) != seq)
+        return 0;
+    unsigned state = (unsigned)(w & 0xff);
+    if (state == FMPL_HDR_POSTED_C) {
+        /* a cancellable receive: claim it first, or lose to the cancel */
+        if (tl->ops->mbox_cas(tl, dst, mai, FMPL_HDR_OFF, 0, w,
+                              fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
+            return 0;
+    } else if (state != FMPL_HDR_POSTED) {
+        return 0;                  /* cancelled: wait for the repost */
+    }
+    /* the header's body is stable now: the receiver waits for us */
+    const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
+    uint64_t room = h->size;
+    fmpl_tl_key_t key = h->key;
+
+    fmpl_data_rec_t rec;
+    unsigned reclen = 8;
+    int rc = FMPL_SUCCESS;
+    if (size > room) {
+        uint64_t sz = size;
+        rec.word = fmpl_data_word(seq, FMPL_DST_TRUNCATE, 0, 0);
+        memcpy(rec.inl, &sz, sizeof sz);
+        reclen += sizeof sz;
+        *status = FMPL_ERR_TRUNCATE;
+    } else if (size <= FMPL_INLINE_MAX) {
+        rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE, (unsigned)size);
+        if (size)
+            memcpy(rec.inl, buf, size);
+        reclen += (unsigned)size;
+        *status = FMPL_SUCCESS;
+    } else {
+        rc = fmpl_tl_put(tl, dst, buf, size, &key, 0, comp);
+        if (rc == FMPL_SUCCESS) {
+            rec.word = fmpl_data_word(seq, FMPL_DST_OK, 0, 0);
+        } else {
+            /* tell the receiver, so it does not wait for data that never comes */
+            int32_t e = rc;
+            rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
+            memcpy(rec.inl, &e, sizeof e);
+            reclen += sizeof e;
+        }
+        *status = rc;
+    }
+    int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0);
+    if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
+        *status = nrc;
+    return 1;
+}
+
+int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai)
+{
+    fmpl_slot_t *sl = fmpl_slot(dst, mai);
+    if (sl->send_busy)
+        return FMPL_ERR_BUSY;
+    sl->send_busy = 1;
+    sl->send_seq = fmpl_seq_next(sl->send_seq);
+    *req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = dst, .mai = mai,
+                             .seq = sl->send_seq, .buf = (void *)buf, .size = size };
+    return FMPL_SUCCESS;
+}
+
+static void send_finish(fmpl_request_t *req)
+{
+    req->flags |= FMPL_RF_DONE;
+    fmpl_slot(req->peer, req->mai)->send_busy = 0;
+}
+
+/* 1 when complete, 0 otherwise. */
+int fmpl_p2p_send_try(fmpl_request_t *req)
+{
+    if (req->flags & FMPL_RF_DONE)
+        return 1;
+    fmpl_tl_comp_t *comp = fmpl_req_comp(req);
+    if (!(req->flags & FMPL_RF_ISSUED)) {
+        if (!fmpl_p2p_issue(req->peer, req->mai, req->seq, req->buf, req->size, comp,
+                            &req->status))
+            return 0;
+        req->flags |= FMPL_RF_ISSUED;
+    }
+    if (comp->pending)
+        return 0;
+    send_finish(req);
+    return 1;
+}
+
+/* Wait for a send; past the spill timeout, copy it to the spill buffer. */
+int fmpl_p2p_send_wait(fmpl_request_t *req)
+{
+    if (fmpl_p2p_send_try(req))
+        return req->status;
+    double timeout = fmpl_spill_timeout();
+    double t0 = timeout >= 0 ? fmpl_wtime() : 0;
+    fmpl_wait_t w;
+    fmpl_wait_init(&w, req->peer);
+    for (unsigned i = 1;; i++) {
+        int n = fmpl_progress();
+        if (fmpl_p2p_send_try(req))
+            return req->status;
+        if (timeout >= 0 && !(req->flags & FMPL_RF_ISSUED) && (i % 64 == 0 || timeout == 0) &&
+            fmpl_wtime() - t0 >= timeout && fmpl_spill_send(req) == FMPL_SUCCESS) {
+            send_finish(req);
+            return FMPL_SUCCESS;
+        }
+        int rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
+        if (rc != FMPL_SUCCESS) {
+            /* the peer is gone: give the slot back, the job is over */
+            req->status = rc;
+            send_finish(req);
+            return rc;
+        }
+    }
+}
+
+int fmpl_send(const void *buf, size_t size, int dst, int mai)
+{
+    int rc = fmpl_p2p_check(buf, size, dst, mai);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_request_t req;
+    fmpl_enter();
+    rc = fmpl_p2p_send_start(&req, buf, size, dst, mai);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_p2p_send_wait(&req);
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *req)
+{
+    int rc = fmpl_p2p_check(buf, size, dst, mai);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!req)
+        return FMPL_ERR_ARG;
+    fmpl_enter();
+    rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
+    if (rc == FMPL_SUCCESS)
+        fmpl_p2p_send_try(req);    /* the receive is often posted already */
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_wait_isend(fmpl_request_t *req)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (!req || req->kind != FMPL_REQ_SEND)
+        return FMPL_ERR_REQUEST;
+    fmpl_enter();
+    int rc = fmpl_p2p_send_wait(req);
+    req->kind = FMPL_REQ_NONE;
+    fmpl_leave();
+    return rc;
+}

@@ -1,0 +1,185 @@
+/*
+ * shm.h - the shared-memory transport (private to src/transport/shm/).
+ *
+ * Every process owns one segment (a memfd: it never has a name in
+ * /dev/shm, so nothing can leak, whatever kills the job).  Peers map it
+ * through /proc/<pid>/fd/<fd>, published in the bootstrap modex.  Only the
+ * owner writes its segment, with two documented exceptions: a receiver
+ * draining our FIFO writes the records we queued into our lines, and the
+ * CAS on a header word.
+ *
+ * Segment layout (offsets in fmpl_shm_seg_hdr):
+ *   lines  [size][nidx] x 64 B   line (r, i): what we tell reader r about i
+ *   fifo   [size] rings          our outgoing FIFO to each peer
+ *   acks   [size] x 64 B         ack[s]: FIFO chunks we consumed from s
+ *
+ * Data paths of a put, chosen per call (fmpl_shm_put):
+ *   self or fmpl_alloc_mem target  one memcpy into the target (mapped)
+ *   user memory, large, CMA on     one process_vm_writev into the peer
+ *   user memory otherwise          pipelined through our FIFO to that peer;
+ *                                  the receiver's progress copies it out
+ * The FIFO also carries notifications that must stay behind FIFO data,
+ * which gives the ordering transport.h promises.
+ */
+#ifndef FMPL_SHM_H
+#define FMPL_SHM_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "transport/transport.h"
+
+#define FMPL_SHM_MAGIC     0x464d504c53484d31ull   /* "FMPLSHM1" */
+#define FMPL_SHM_CHUNK     8192                   /* FIFO chunk payload */
+#define FMPL_SHM_NCHUNK    32                     /* chunks per FIFO */
+#define FMPL_SHM_REC_MAX   32                     /* notify record bytes */
+
+/* key kinds */
+#define FMPL_SHM_KEY_USER  1   /* addr = virtual address in the owner */
+#define FMPL_SHM_KEY_ALLOC 2   /* addr = offset; id = generation; fd in kind>>8 */
+
+/* FIFO chunk kinds */
+#define FMPL_SHM_CH_DATA   1
+#define FMPL_SHM_CH_NOTIFY 2
+
+typedef struct fmpl_shm_seg_hdr {
+    uint64_t magic;
+    int32_t  pid, rank, size, nidx;
+    uint64_t seg_len;
+    uint64_t lines_off, fifo_off, acks_off;
+} fmpl_shm_seg_hdr_t;
+
+/* One FIFO chunk descriptor: a cache line written by the sender; `seq`
+ * (chunk number, from 1) is stored last, with release order. */
+typedef struct fmpl_shm_chunk {
+    _Atomic uint64_t seq;
+    uint32_t kind, len;
+    uint64_t addr;                 /* DATA: key addr + offset; NOTIFY: idx */
+    uint32_t key_kind, key_id;     /* DATA: the key; NOTIFY: record offset */
+    uint8_t  rec[FMPL_SHM_REC_MAX];
+} fmpl_shm_chunk_t;
+
+typedef struct fmpl_shm_fifo {
+    fmpl_shm_chunk_t desc[FMPL_SHM_NCHUNK];
+    uint8_t data[FMPL_SHM_NCHUNK][FMPL_SHM_CHUNK];
+} fmpl_shm_fifo_t;
+
+typedef struct fmpl_shm_ack {
+    _Atomic uint64_t consumed;
+    uint8_t pad[56];
+} fmpl_shm_ack_t;
+
+/* An operation waiting for FIFO space (sender side, per peer, in order). */
+typedef struct fmpl_shm_pend {
+    struct fmpl_shm_pend *next;
+    int kind;                      /* FMPL_SHM_CH_DATA or _NOTIFY */
+    const uint8_t *src;            /* DATA: what is left to send */
+    size_t len;
+    fmpl_tl_key_t key;
+    uint64_t roff;
+    fmpl_tl_comp_t *comp;
+    int idx; unsigned off, reclen; /* NOTIFY */
+    uint8_t rec[FMPL_SHM_REC_MAX];
+} fmpl_shm_pend_t;
+
+/* What we know of each peer. */
+typedef struct fmpl_shm_peer {
+    uint8_t *base;                 /* its segment, mapped */
+    size_t len;
+    pid_t pid;
+    int cma_ok;                    /* 0 after CMA was refused */
+    /* our FIFO to it */
+    uint64_t produced, acked;      /* acked: last value read from its ack */
+    fmpl_shm_pend_t *pend, *pend_tail;
+    /* its FIFO to us */
+    uint64_t consumed;
+} fmpl_shm_peer_t;
+
+/* A peer's fmpl_alloc_mem region mapped here (small cache). */
+typedef struct fmpl_shm_rmap {
+    int peer;
+    uint32_t gen;
+    uint8_t *base;
+    size_t len;
+} fmpl_shm_rmap_t;
+
+/* One of our fmpl_alloc_mem regions. */
+typedef struct fmpl_shm_alloc {
+    struct fmpl_shm_alloc *next;
+    uint8_t *base;
+    size_t len;
+    int fd;
+    uint32_t gen;
+} fmpl_shm_alloc_t;
+
+#define FMPL_SHM_RMAP_MAX 64
+
+typedef struct fmpl_shm {
+    fmpl_tl_t *tl;
+    int fd;                        /* our segment */
+    uint8_t *seg;
+    size_t seg_len;
+    fmpl_shm_seg_hdr_t layout;     /* same for every rank */
+    fmpl_shm_peer_t *peers;
+    size_t eager;                  /* above this, CMA when allowed */
+    int cma;                       /* CMA allowed by configuration */
+    int npend;                     /* peers with pending FIFO work */
+    fmpl_shm_alloc_t *allocs;
+    uint32_t alloc_gen;
+    fmpl_shm_rmap_t rmap[FMPL_SHM_RMAP_MAX];
+    unsigned rmap_next;
+} fmpl_shm_t;
+
+static inline fmpl_shm_t *fmpl_shm_of(fmpl_tl_t *tl) { return (fmpl_shm_t *)tl->priv; }
+
+/* address of the line `writer` writes for `reader` about `idx` */
+static inline uint8_t *fmpl_shm_line(fmpl_shm_t *s, int writer, int reader, int idx)
+{
+    return s->peers[writer].base + s->layout.lines_off +
+           ((size_t)reader * (size_t)s->layout.nidx + (size_t)idx) * FMPL_TL_LINE;
+}
+static inline fmpl_shm_fifo_t *fmpl_shm_fifo(fmpl_shm_t *s, int writer, int reader)
+{
+    return (fmpl_shm_fifo_t *)(s->peers[writer].base + s->layout.fifo_off) + reader;
+}
+static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
+{
+    return (fmpl_shm_ack_t *)(s->peers[owner].base + s->layout.acks_off) + sender;
+}
+
+/* shm_seg.c */
+int  fmpl_shm_seg_create(fmpl_shm_t *s);
+int  fmpl_shm_seg_map_peers(fmpl_shm_t *s);
+void fmpl_shm_seg_destroy(fmpl_shm_t *s);
+void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t len);
+
+/* shm_mem.c */
+int   fmpl_shm_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+void *fmpl_shm_mem_alloc(fmpl_tl_t *tl, size_t len);
+int   fmpl_shm_mem_free(fmpl_tl_t *tl, void *p);
+uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key);
+uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key);
+void  fmpl_shm_mem_cleanup(fmpl_shm_t *s);
+
+/* shm_fifo.c */
+int  fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
+                       const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
+                          const void *rec, unsigned len);
+int  fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer);
+int  fmpl_shm_fifo_push(fmpl_shm_t *s, int peer);
+int  fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer);
+
+/* shm_mbox.c */
+void fmpl_shm_line_write(uint8_t *line, unsigned off, const void *rec, unsigned len);
+volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx);
+int  fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
+                     const void *rec, unsigned len, unsigned flags);
+int  fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                       uint64_t expect, uint64_t desired, uint64_t *old);
+
+/* shm_put.c */
+int  fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+
+#endif

@@ -1,0 +1,200 @@
+/*
+ * shm_fifo.c - the pipelined path: one FIFO per ordered pair of processes.
+ *
+ * This is the transport's emulated NIC.  The sender copies data into
+ * FMPL_SHM_NCHUNK chunks of its own segment and publishes each chunk's
+ * descriptor; the receiver's progress copies each chunk to its final
+ * place (the key's address in the receiver) and acknowledges.  Sender and
+ * receiver copy at the same time, so a medium message costs little more
+ * than one copy.  Notifications queued behind FIFO data travel in the FIFO
+ * and are applied by the receiver in order: flag after data.
+ *
+ * When the FIFO is full the rest waits in a per-peer software queue that
+ * fmpl_shm_fifo_push() moves on as acknowledgements arrive.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/shm/shm.h"
+
+static fmpl_shm_fifo_t *out_fifo(fmpl_shm_t *s, int peer)
+{
+    return fmpl_shm_fifo(s, s->tl->rank, peer);
+}
+
+/* room for one more chunk?  Re-read the receiver's ack only when needed. */
+static int has_room(fmpl_shm_t *s, int peer)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (p->produced - p->acked < FMPL_SHM_NCHUNK)
+        return 1;
+    p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
+                                    memory_order_acquire);
+    return p->produced - p->acked < FMPL_SHM_NCHUNK;
+}
+
+int fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (p->pend)
+        return 1;
+    if (p->produced == p->acked)
+        return 0;
+    p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
+                                    memory_order_acquire);
+    return p->produced != p->acked;
+}
+
+static void publish(fmpl_shm_peer_t *p, fmpl_shm_chunk_t *d)
+{
+    atomic_store_explicit(&d->seq, p->produced + 1, memory_order_release);
+    p->produced++;
+}
+
+/* Copy as many chunks of [src, src+len) as fit; returns bytes sent. */
+static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
+                        const fmpl_tl_key_t *key, uint64_t roff)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    fmpl_shm_fifo_t *f = out_fifo(s, peer);
+    size_t done = 0;
+    while (done < len && has_room(s, peer)) {
+        unsigned k = (unsigned)(p->produced % FMPL_SHM_NCHUNK);
+        size_t n = len - done < FMPL_SHM_CHUNK ? len - done : FMPL_SHM_CHUNK;
+        fmpl_shm_chunk_t *d = &f->desc[k];
+        memcpy(f->data[k], src + done, n);
+        d->kind = FMPL_SHM_CH_DATA;
+        d->len = (uint32_t)n;
+        d->addr = key->addr + roff + done;
+        d->key_kind = key->kind;
+        d->key_id = key->id;
+        publish(p, d);
+        done += n;
+    }
+    return done;
+}
+
+static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
+                       const void *rec, unsigned len)
+{
+    if (!has_room(s, peer))
+        return 0;
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    fmpl_shm_chunk_t *d = &out_fifo(s, peer)->desc[p->produced % FMPL_SHM_NCHUNK];
+    d->kind = FMPL_SHM_CH_NOTIFY;
+    d->len = len;
+    d->addr = (uint64_t)idx;
+    d->key_kind = off;
+    memcpy(d->rec, rec, len);
+    publish(p, d);
+    return 1;
+}
+
+static int enqueue(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    fmpl_shm_pend_t *n = malloc(sizeof *n);
+    if (!n)
+        return FMPL_ERR_NOMEM;
+    *n = *e;
+    n->next = NULL;
+    if (p->pend_tail)
+        p->pend_tail->next = n;
+    else {
+        p->pend = n;
+        s->npend++;
+    }
+    p->pend_tail = n;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
+                      const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+{
+    size_t done = 0;
+    if (!s->peers[peer].pend)
+        done = push_data(s, peer, src, len, key, roff);
+    if (done == len)
+        return FMPL_SUCCESS;
+    fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_DATA, .src = (const uint8_t *)src + done,
+                          .len = len - done, .key = *key, .roff = roff + done,
+                          .comp = comp };
+    int rc = enqueue(s, peer, &e);
+    if (rc == FMPL_SUCCESS)
+        comp->pending++;
+    return rc;
+}
+
+int fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
+                         const void *rec, unsigned len)
+{
+    if (!s->peers[peer].pend && push_notify(s, peer, idx, off, rec, len))
+        return FMPL_SUCCESS;
+    fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_NOTIFY, .idx = idx, .off = off,
+                          .reclen = len };
+    memcpy(e.rec, rec, len);
+    return enqueue(s, peer, &e);
+}
+
+/* Move queued work into the FIFO, in order.  Returns chunks published. */
+int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    uint64_t before = p->produced;
+    while (p->pend) {
+        fmpl_shm_pend_t *e = p->pend;
+        if (e->kind == FMPL_SHM_CH_DATA) {
+            size_t n = push_data(s, peer, e->src, e->len, &e->key, e->roff);
+            e->src += n;
+            e->len -= n;
+            e->roff += n;
+            if (e->len)
+                break;
+            e->comp->pending--;
+        } else if (!push_notify(s, peer, e->idx, e->off, e->rec, e->reclen)) {
+            break;
+        }
+        p->pend = e->next;
+        if (!p->pend) {
+            p->pend_tail = NULL;
+            s->npend--;
+        }
+        free(e);
+    }
+    return (int)(p->produced - before);
+}
+
+/* Apply what `peer` has queued for us.  Returns chunks consumed. */
+int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    fmpl_shm_fifo_t *f = fmpl_shm_fifo(s, peer, s->tl->rank);
+    uint64_t n = p->consumed;
+    for (;;) {
+        unsigned k = (unsigned)(n % FMPL_SHM_NCHUNK);
+        fmpl_shm_chunk_t *d = &f->desc[k];
+        if (atomic_load_explicit(&d->seq, memory_order_acquire) != n + 1)
+            break;
+        if (d->kind == FMPL_SHM_CH_DATA) {
+            fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
+            uint8_t *dst = fmpl_shm_key_local(s, &key);
+            if (dst)
+                memcpy(dst, f->data[k], d->len);
+            else
+                fmpl_log_err("data from rank %d for an unknown region dropped", peer);
+        } else {
+            uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
+            fmpl_shm_line_write(line, d->key_kind, d->rec, d->len);
+        }
+        n++;
+    }
+    int got = (int)(n - p->consumed);
+    if (got) {
+        p->consumed = n;
+        atomic_store_explicit(&fmpl_shm_ack(s, s->tl->rank, peer)->consumed, n,
+                              memory_order_release);
+    }
+    return got;
+}

@@ -1,0 +1,60 @@
+/*
+ * shm_mbox.c - mailbox lines: the matching area and completion flags.
+ *
+ * A line (writer w, reader r, index i) lives in w's segment; r polls it
+ * with plain loads.  A record is written body first, then its first 8-byte
+ * word with release order, so a reader that acquires the new word sees
+ * the body: one cache-line transfer carries header or small message.
+ */
+#include <string.h>
+
+#include "fmpl.h"
+#include "transport/shm/shm.h"
+
+void fmpl_shm_line_write(uint8_t *line, unsigned off, const void *rec, unsigned len)
+{
+    const uint8_t *r = rec;
+    if (len > 8)
+        memcpy(line + off + 8, r + 8, len - 8);
+    uint64_t word;
+    memcpy(&word, r, 8);
+    atomic_store_explicit((_Atomic uint64_t *)(line + off), word, memory_order_release);
+}
+
+volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    return fmpl_shm_line(s, peer, tl->rank, idx);
+}
+
+int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
+                    const void *rec, unsigned len, unsigned flags)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    /* Behind FIFO data still on its way, the record must queue in the FIFO
+     * too, or the reader could see the flag before the data. */
+    if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && peer != tl->rank &&
+        fmpl_shm_fifo_busy(s, peer))
+        return fmpl_shm_fifo_notify(s, peer, idx, off, rec, len);
+    fmpl_shm_line_write(fmpl_shm_line(s, tl->rank, peer, idx), off, rec, len);
+    return FMPL_SUCCESS;
+}
+
+/* CAS on a record word: outgoing = the line we write for `peer`, else the
+ * line `peer` writes for us.  Both are plain shared memory here. */
+int fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                      uint64_t expect, uint64_t desired, uint64_t *old)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    uint8_t *line = outgoing ? fmpl_shm_line(s, tl->rank, peer, idx)
+                             : fmpl_shm_line(s, peer, tl->rank, idx);
+    uint64_t e = expect;
+    int ok = atomic_compare_exchange_strong_explicit(
+        (_Atomic uint64_t *)(line + off), &e, desired,
+        memory_order_acq_rel, memory_order_acquire);
+    if (old)
+        *old = e;
+    return ok ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+}

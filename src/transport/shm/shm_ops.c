@@ -1,0 +1,118 @@
+/*
+ * shm_ops.c - lifecycle, progress and the ops table of the shm transport.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/shm/shm.h"
+
+/* Default switch from the FIFO to CMA; bench/latency measures the cross-over. */
+#define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
+
+static void shm_close(fmpl_tl_t *tl);
+
+static int shm_open_(fmpl_tl_t *tl)
+{
+    fmpl_shm_t *s = calloc(1, sizeof *s);
+    if (!s)
+        return FMPL_ERR_NOMEM;
+    s->tl = tl;
+    s->fd = -1;
+    tl->priv = s;
+    tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF;
+    tl->max_inline = FMPL_SHM_REC_MAX;
+
+    const char *e = getenv("FMPL_SHM_CMA");
+    s->cma = !(e && strcmp(e, "0") == 0);
+    e = getenv("FMPL_SHM_EAGER");
+    s->eager = e ? strtoull(e, NULL, 0) : FMPL_SHM_EAGER_DEFAULT;
+    /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+
+    s->peers = calloc((size_t)tl->size, sizeof *s->peers);
+    if (!s->peers) {
+        shm_close(tl);
+        return FMPL_ERR_NOMEM;
+    }
+    for (int r = 0; r < tl->size; r++)
+        s->peers[r].cma_ok = 1;
+
+    int rc = fmpl_shm_seg_create(s);
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_shm_seg_map_peers(s);
+    if (rc != FMPL_SUCCESS) {
+        shm_close(tl);
+        return rc;
+    }
+    fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu",
+                  tl->size, tl->nidx, s->seg_len, s->cma ? "on" : "off", s->eager);
+    return FMPL_SUCCESS;
+}
+
+static void shm_close(fmpl_tl_t *tl)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    if (!s)
+        return;
+    if (s->peers)
+        for (int r = 0; r < tl->size; r++)
+            while (s->peers[r].pend) {
+                fmpl_shm_pend_t *e = s->peers[r].pend;
+                s->peers[r].pend = e->next;
+                free(e);
+            }
+    fmpl_shm_mem_cleanup(s);
+    fmpl_shm_seg_destroy(s);
+    free(s->peers);
+    free(s);
+    tl->priv = NULL;
+}
+
+static int shm_progress(fmpl_tl_t *tl)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    int n = 0;
+    if (s->npend)
+        for (int r = 0; r < tl->size; r++)
+            if (s->peers[r].pend)
+                n += fmpl_shm_fifo_push(s, r);
+    for (int r = 0; r < tl->size; r++)
+        if (r != tl->rank)
+            n += fmpl_shm_fifo_drain(s, r);
+    return n;
+}
+
+static int shm_peer_ok(fmpl_tl_t *tl, int peer)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    return !(kill(s->peers[peer].pid, 0) != 0 && errno == ESRCH);
+}
+
+const fmpl_tl_ops_t fmpl_shm_ops = {
+    .size = sizeof(fmpl_tl_ops_t),
+    .name = "shm",
+    .open = shm_open_,
+    .close = shm_close,
+    .mem_reg = fmpl_shm_mem_reg,
+    .mem_alloc = fmpl_shm_mem_alloc,
+    .mem_free = fmpl_shm_mem_free,
+    .put = fmpl_shm_put,
+    .put_strided = fmpl_tl_put_strided_by_put,
+    .put_iov = fmpl_tl_put_iov_by_put,
+    .mbox_in = fmpl_shm_mbox_in,
+    .notify = fmpl_shm_notify,
+    .mbox_cas = fmpl_shm_mbox_cas,
+    .progress = shm_progress,
+    .peer_ok = shm_peer_ok,
+    .barrier = fmpl_tl_unsupported_barrier,
+    .bcast = fmpl_tl_unsupported_bcast,
+};

@@ -1,0 +1,76 @@
+/*
+ * shm_put.c - write local bytes into a peer's registered memory.
+ *
+ * The cheapest path that is correct for the target:
+ *   - to ourselves, or into a peer's fmpl_alloc_mem memory (mapped here):
+ *     one memcpy, no system call;
+ *   - into a peer's ordinary memory, large: one process_vm_writev (Linux
+ *     cross-memory attach), the single copy MPI needs a rendezvous for;
+ *   - otherwise (medium, or CMA refused): the pipelined FIFO.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/shm/shm.h"
+
+static int cma_write(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len, uint64_t raddr)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    while (len) {
+        struct iovec l = { (void *)src, len };
+        struct iovec r = { (void *)(uintptr_t)raddr, len };
+        ssize_t n = process_vm_writev(p->pid, &l, 1, &r, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        src += n;
+        raddr += (uint64_t)n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    if (len == 0)
+        return FMPL_SUCCESS;
+
+    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key)
+                                    : fmpl_shm_key_remote(s, peer, key);
+    if (dst) {
+        memcpy(dst + roff, src, len);
+        return FMPL_SUCCESS;
+    }
+    if ((key->kind & 0xff) != FMPL_SHM_KEY_USER) {
+        fmpl_log_err("cannot map the registered memory of rank %d", peer);
+        return FMPL_ERR_SYSTEM;
+    }
+
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (s->cma && p->cma_ok && len > s->eager && !p->pend) {
+        int e = cma_write(s, peer, src, len, key->addr + roff);
+        if (e == 0)
+            return FMPL_SUCCESS;
+        if (e == -ESRCH) {
+            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)p->pid);
+            return FMPL_ERR_PEER;
+        }
+        if (e == -EFAULT) {
+            fmpl_log_err("bad receive buffer address from rank %d", peer);
+            return FMPL_ERR_SYSTEM;
+        }
+        /* EPERM (ptrace policy), ENOSYS (no CMA): use the FIFO from now on */
+        fmpl_log_info("cross-memory attach to rank %d refused (%s); using the "
+                      "pipelined path", peer, strerror(-e));
+        p->cma_ok = 0;
+    }
+    return fmpl_shm_fifo_put(s, peer, src, len, key, roff, comp);
+}

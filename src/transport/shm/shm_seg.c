@@ -1,0 +1,141 @@
+/*
+ * shm_seg.c - the per-process segment: create, publish, map the peers'.
+ *
+ * A memfd is used rather than shm_open: it has no name, so a segment can
+ * never be left behind in /dev/shm (kill -9, a crashed launcher), and it is
+ * private to processes allowed to open /proc/<pid>/fd of its owner (same
+ * user, ptrace-read access) - job-private by construction.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/shm/shm.h"
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* Every rank computes the same layout from (size, nidx). */
+static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx)
+{
+    size_t off = 4096;
+    memset(h, 0, sizeof *h);
+    h->magic = FMPL_SHM_MAGIC;
+    h->size = size;
+    h->nidx = nidx;
+    h->lines_off = off;
+    off = round_up(off + (size_t)size * (size_t)nidx * FMPL_TL_LINE, 4096);
+    h->fifo_off = off;
+    off = round_up(off + (size_t)size * sizeof(fmpl_shm_fifo_t), 4096);
+    h->acks_off = off;
+    off = round_up(off + (size_t)size * sizeof(fmpl_shm_ack_t), 4096);
+    h->seg_len = off;
+}
+
+void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
+    int pfd = open(path, O_RDWR | O_CLOEXEC);
+    if (pfd < 0)
+        return NULL;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+    close(pfd);                    /* the mapping keeps the memory alive */
+    return p == MAP_FAILED ? NULL : p;
+}
+
+int fmpl_shm_seg_create(fmpl_shm_t *s)
+{
+    fmpl_tl_t *tl = s->tl;
+    layout(&s->layout, tl->size, tl->nidx);
+    s->seg_len = s->layout.seg_len;
+
+    s->fd = memfd_create("fmpl-shm", MFD_CLOEXEC);
+    if (s->fd < 0) {
+        fmpl_log_err("memfd_create: %s", strerror(errno));
+        return FMPL_ERR_SYSTEM;
+    }
+    fchmod(s->fd, 0600);
+    if (ftruncate(s->fd, (off_t)s->seg_len) != 0) {
+        fmpl_log_err("ftruncate(%zu): %s", s->seg_len, strerror(errno));
+        return FMPL_ERR_NOMEM;
+    }
+    s->seg = mmap(NULL, s->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+    if (s->seg == MAP_FAILED) {
+        s->seg = NULL;
+        fmpl_log_err("mmap(%zu): %s", s->seg_len, strerror(errno));
+        return FMPL_ERR_NOMEM;
+    }
+    fmpl_shm_seg_hdr_t *h = (fmpl_shm_seg_hdr_t *)s->seg;
+    *h = s->layout;
+    h->pid = getpid();
+    h->rank = tl->rank;
+
+    /* publish where to find it */
+    struct { int32_t pid, fd; uint64_t len; } addr = { getpid(), s->fd, s->seg_len };
+    return tl->boot->ops->put(tl->boot, "shm", &addr, sizeof addr);
+}
+
+/* After the fence: map every peer's segment and check it. */
+int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
+{
+    fmpl_tl_t *tl = s->tl;
+    for (int r = 0; r < tl->size; r++) {
+        fmpl_shm_peer_t *p = &s->peers[r];
+        if (r == tl->rank) {
+            p->base = s->seg;
+            p->len = s->seg_len;
+            p->pid = getpid();
+            continue;
+        }
+        struct { int32_t pid, fd; uint64_t len; } addr;
+        size_t len = sizeof addr;
+        int rc = tl->boot->ops->get(tl->boot, r, "shm", &addr, &len);
+        if (rc != FMPL_SUCCESS || len != sizeof addr) {
+            fmpl_log_err("rank %d published no shared-memory address", r);
+            return rc ? rc : FMPL_ERR_INTERNAL;
+        }
+        if (addr.len != s->seg_len) {
+            fmpl_log_err("rank %d has a different segment layout (count differs?)", r);
+            return FMPL_ERR_ARG;
+        }
+        p->base = fmpl_shm_map_fd_of(addr.pid, addr.fd, addr.len);
+        if (!p->base) {
+            fmpl_log_err("cannot map the segment of rank %d (pid %d): %s "
+                         "(is it on another host? start with FMPL_TRANSPORT=ofi)",
+                         r, addr.pid, strerror(errno));
+            return FMPL_ERR_SYSTEM;
+        }
+        p->len = addr.len;
+        p->pid = addr.pid;
+        const fmpl_shm_seg_hdr_t *h = (const fmpl_shm_seg_hdr_t *)p->base;
+        if (h->magic != FMPL_SHM_MAGIC || h->rank != r || h->nidx != tl->nidx) {
+            fmpl_log_err("rank %d's segment does not match (count %d vs %d)",
+                         r, h->nidx, tl->nidx);
+            return FMPL_ERR_ARG;
+        }
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_shm_seg_destroy(fmpl_shm_t *s)
+{
+    if (s->peers)
+        for (int r = 0; r < s->tl->size; r++)
+            if (s->peers[r].base && r != s->tl->rank)
+                munmap(s->peers[r].base, s->peers[r].len);
+    if (s->seg)
+        munmap(s->seg, s->seg_len);
+    if (s->fd >= 0)
+        close(s->fd);
+    s->seg = NULL;
+    s->fd = -1;
+}

@@ -1,0 +1,172 @@
+/*
+ * transport.h - the remote-write "NIC" every FMPL transport implements.
+ *
+ * Modelled on libfabric's ops tables and UCX's uct_iface_ops, kept smaller.
+ * The p2p and collective layers are written once against this table; no
+ * code above src/transport/ knows which transport runs.
+ *
+ * The model (the SR8000 combuf model, which also fits RDMA NICs, PEACH2
+ * and InfiniBand verbs):
+ *
+ *  - Memory is REGISTERED to obtain a key (fmpl_tl_key_t) that a peer can
+ *    use as the target of writes.  Keys travel inside FMPL's own headers.
+ *
+ *  - PUT writes local bytes into a peer's registered memory: contiguous,
+ *    block-stride (a 2-D array: nblk blocks of blklen bytes, strides on
+ *    both sides) or a list of pieces.  A put may complete later: the
+ *    caller passes a completion counter that the transport decrements when
+ *    the SOURCE may be reused (UCX's uct_completion_t, reduced to a count).
+ *
+ *  - Each process owns a MAILBOX area: for every peer p and index i one
+ *    64-byte cache line (FMPL_TL_LINE) written only by p (the matching area
+ *    and the completion flags of the paper).  mbox_in() gives the local
+ *    address of the line p writes to us; the owner polls it with plain
+ *    loads.  NOTIFY writes a record into OUR line in the PEER's mailbox:
+ *    bytes [8, len) first, then the 8-byte word at offset 0 with release
+ *    order, and only after every earlier put to that peer is visible.  A
+ *    reader that sees a new first word therefore sees the rest of the
+ *    record and all the data before it ("ordered notification after
+ *    data"), unless FMPL_TL_NOTIFY_UNORDERED says the record does not
+ *    depend on earlier puts (a receive header).  Short records carry small
+ *    messages inline (the PIO store).
+ *
+ *  - CAS on the first word of a record is the one atomic FMPL needs (to
+ *    claim or withdraw a posted receive); transports without coherent
+ *    atomics leave FMPL_TL_CAP_CAS clear.
+ *
+ *  - PROGRESS drives what the hardware would do on its own (an emulated
+ *    NIC's engine, a CQ).  The layers above call it while they wait.
+ *
+ *  - Optional: hardware barrier and broadcast (capability flags), which the
+ *    collective layer uses when present.
+ *
+ * Unsupported operations point at fmpl_tl_unsupported_* stubs, never NULL.
+ */
+#ifndef FMPL_TRANSPORT_H
+#define FMPL_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdatomic.h>
+
+#define FMPL_TL_LINE 64            /* one mailbox line: a cache line */
+
+/* Capability flags (fmpl_tl_t.caps). */
+#define FMPL_TL_CAP_CAS        (1u << 0)  /* mbox_cas works */
+#define FMPL_TL_CAP_STRIDED    (1u << 1)  /* put_strided without packing */
+#define FMPL_TL_CAP_HW_BARRIER (1u << 2)  /* barrier op is hardware */
+#define FMPL_TL_CAP_HW_BCAST   (1u << 3)  /* bcast op is hardware */
+#define FMPL_TL_CAP_SELF       (1u << 4)  /* peer == self handled */
+
+/* notify flags */
+#define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
+                                              the transport may send it at once */
+
+/* A registered region as a peer sees it: opaque to the upper layers. */
+typedef struct fmpl_tl_key {
+    uint64_t addr;                 /* transport-defined address/offset */
+    uint32_t kind;                 /* transport-defined */
+    uint32_t id;                   /* transport-defined (segment, rkey) */
+} fmpl_tl_key_t;
+
+/* Local completion of puts: the transport decrements `pending` when a
+ * put's source may be reused; the caller initialises it to 0. */
+typedef struct fmpl_tl_comp {
+    volatile int pending;
+    int status;                    /* first error seen, FMPL_SUCCESS else */
+} fmpl_tl_comp_t;
+
+/* One piece of a list put. */
+typedef struct fmpl_tl_iov {
+    const void *src;
+    size_t len;
+    uint64_t roff;                 /* offset from the key's start */
+} fmpl_tl_iov_t;
+
+typedef struct fmpl_tl fmpl_tl_t;
+
+typedef struct fmpl_tl_ops {
+    size_t size;                   /* sizeof(struct fmpl_tl_ops): ABI check */
+    const char *name;
+
+    /* lifecycle: open creates the mailbox area (npeers x nidx lines) and
+     * exchanges addresses through the bootstrap; close releases all. */
+    int  (*open)(fmpl_tl_t *tl);
+    void (*close)(fmpl_tl_t *tl);
+
+    /* memory */
+    int  (*mem_reg)(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+    void *(*mem_alloc)(fmpl_tl_t *tl, size_t len);   /* memory peers write directly */
+    int  (*mem_free)(fmpl_tl_t *tl, void *p);
+
+    /* put: contiguous, block-stride, list.  `roff` is relative to key. */
+    int  (*put)(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+    int  (*put_strided)(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
+                        size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
+                        uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);
+    int  (*put_iov)(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                    const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
+
+    /* mailbox: local line written by `peer`; ordered notify; CAS */
+    volatile void *(*mbox_in)(fmpl_tl_t *tl, int peer, int idx);
+    int  (*notify)(fmpl_tl_t *tl, int peer, int idx, unsigned off,
+                   const void *rec, unsigned len, unsigned flags);
+    int  (*mbox_cas)(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                     uint64_t expect, uint64_t desired, uint64_t *old);
+
+    /* progress: returns the number of events handled (0 when idle) */
+    int  (*progress)(fmpl_tl_t *tl);
+    /* is `peer` still alive as far as the transport can tell */
+    int  (*peer_ok)(fmpl_tl_t *tl, int peer);
+
+    /* optional hardware collectives over all processes */
+    int  (*barrier)(fmpl_tl_t *tl);
+    int  (*bcast)(fmpl_tl_t *tl, void *buf, size_t len, int root);
+} fmpl_tl_ops_t;
+
+struct fmpl_tl {
+    const fmpl_tl_ops_t *ops;
+    unsigned caps;                 /* FMPL_TL_CAP_* */
+    unsigned max_inline;           /* largest notify record */
+    int rank, size, nidx;
+    struct fmpl_boot *boot;
+    void *priv;                    /* the transport's own state */
+};
+
+/* Stubs for unsupported operations. */
+int fmpl_tl_unsupported_put_strided(fmpl_tl_t *, int, const void *, size_t, size_t,
+                                    size_t, const fmpl_tl_key_t *, uint64_t, size_t,
+                                    fmpl_tl_comp_t *);
+int fmpl_tl_unsupported_cas(fmpl_tl_t *, int, int, unsigned, int, uint64_t,
+                            uint64_t, uint64_t *);
+int fmpl_tl_unsupported_barrier(fmpl_tl_t *);
+int fmpl_tl_unsupported_bcast(fmpl_tl_t *, void *, size_t, int);
+
+/* Portable fallback for put_strided/put_iov in terms of put. */
+int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, size_t,
+                               const fmpl_tl_key_t *, uint64_t, size_t, fmpl_tl_comp_t *);
+int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
+                           const fmpl_tl_key_t *, fmpl_tl_comp_t *);
+
+/* The routing decision, in one place (transport.c): which ops table serves
+ * this job (FMPL_TRANSPORT overrides). */
+const fmpl_tl_ops_t *fmpl_tl_select(void);
+
+extern const fmpl_tl_ops_t fmpl_shm_ops;
+
+/* Inline wrappers: the only way the upper layers touch a transport. */
+static inline int fmpl_tl_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                              const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *c)
+{ return tl->ops->put(tl, peer, src, len, key, roff, c); }
+static inline int fmpl_tl_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
+                                 const void *rec, unsigned len, unsigned flags)
+{ return tl->ops->notify(tl, peer, idx, off, rec, len, flags); }
+static inline volatile void *fmpl_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
+{ return tl->ops->mbox_in(tl, peer, idx); }
+static inline int fmpl_tl_progress(fmpl_tl_t *tl)
+{ return tl->ops->progress(tl); }
+static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *k)
+{ return tl->ops->mem_reg(tl, addr, len, k); }
+
+#endif
