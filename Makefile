@@ -2,7 +2,8 @@
 #
 #   make                 library, fmplrun, examples, benchmarks, tests
 #   make check           install missing Debian packages, build, run every test
-#   make bench           run the benchmarks on a local 2-process job
+#   make bench           install missing packages, build and run the benchmarks
+#                        on a local 2-process job (the README's first command)
 #   make install PREFIX=/usr/local
 #
 # Outputs (a contract): lib/libfmpl.a lib/libfmpl.so bin/fmplrun
@@ -10,7 +11,10 @@
 
 PREFIX  ?= /usr/local
 CC      ?= cc
-FC      ?= gfortran
+# make predefines FC=f77; only an explicit FC overrides gfortran
+ifeq ($(origin FC),default)
+FC      = gfortran
+endif
 MPICC   ?= mpicc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
@@ -68,7 +72,8 @@ lib/libfmpl.a: $(LIB_OBJ)
 
 lib/$(SONAME): $(LIB_OBJ)
 	@mkdir -p lib
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LIBS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,-Bsymbolic-functions \
+	      -o $@ $^ $(LIBS)
 
 lib/libfmpl.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -125,7 +130,8 @@ check: deps
 	$(MAKE) all
 	./test/run_tests.sh
 
-bench: all
+bench: deps
+	$(MAKE) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/run_local.sh
 
 install: all

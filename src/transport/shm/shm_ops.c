@@ -49,6 +49,10 @@ static int shm_open_(fmpl_tl_t *tl)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_shm_seg_map_peers(s);
+    /* Once everybody has mapped everybody, a peer may exit at any time
+     * without breaking anyone's start-up. */
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
     if (rc != FMPL_SUCCESS) {
         shm_close(tl);
         return rc;

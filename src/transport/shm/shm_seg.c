@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,10 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
             return FMPL_ERR_ARG;
         }
         p->base = fmpl_shm_map_fd_of(addr.pid, addr.fd, addr.len);
+        if (!p->base && kill(addr.pid, 0) != 0 && errno == ESRCH) {
+            fmpl_log_err("rank %d (pid %d) died during start-up", r, addr.pid);
+            return FMPL_ERR_PEER;
+        }
         if (!p->base) {
             fmpl_log_err("cannot map the segment of rank %d (pid %d): %s "
                          "(is it on another host? start with FMPL_TRANSPORT=ofi)",
