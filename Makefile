@@ -108,6 +108,12 @@ test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
 test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+# FMPL's PMIx bootstrap beside MPI in one process: needs mpicc.
+ifneq ($(HAVE_MPICC),)
+test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/core/boot_pmix.c src/core/boot.h
+	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
+	    -o $@ test/progs/boot_pmix_mpi.c src/core/boot_pmix.c $(PMIX_LIBS)
+endif
 test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h
 	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
 

@@ -1,0 +1,477 @@
+/*
+ * boot_pmix.c - bootstrap through PMIx, for jobs started by mpirun
+ * (Open MPI 4.x/5.x), prterun or srun --mpi=pmix.
+ *
+ * The launcher runs a PMIx server; we are one of its clients.  Rank and
+ * namespace come from PMIx_Init, the job size from the job-level data the
+ * server hands every client, and the modex is PMIx's own put / commit /
+ * fence(collect) / get sequence, which is exactly the model boot.h copies.
+ *
+ * Living next to MPI: Open MPI's MPI_Init is itself a PMIx client of the
+ * same server and, on Debian, of the same libpmix.so.2 (its ext3x component
+ * links the external library).  PMIx_Init and PMIx_Finalize are reference
+ * counted inside that one library, so FMPL and MPI may each init and
+ * finalize in any order: only the last PMIx_Finalize really disconnects.
+ * Every key we put is prefixed "fmpl." so it never collides with Open MPI's
+ * own modex keys, and our fences name the whole namespace, which the
+ * server matches by process set and call order just as it matches MPI's.
+ */
+#include "core/boot.h"
+#include "fmpl.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef FMPL_HAVE_PMIX
+
+int fmpl_boot_pmix_open(fmpl_boot_t *b)
+{
+    (void)b;
+    return FMPL_ERR_UNSUPPORTED;
+}
+
+#else /* FMPL_HAVE_PMIX */
+
+#include <pmix.h>
+
+#define KEY_PREFIX "fmpl."
+/* Arrival markers of fence() (see there).  ':' keeps them apart from the
+ * callers' keys, which all become "fmpl.<key>". */
+#define FENCE_KEY_FMT "fmpl:fence.%u"
+
+/* Fences done by this process, over every open of the back-end: after a
+ * close and a new open the server still holds the old rounds' markers, so
+ * numbering must not restart.  Every rank makes the same collective calls,
+ * so the counts agree. */
+static unsigned fence_round;
+
+struct pmix_priv {
+    pmix_proc_t me;     /* our namespace and rank, from PMIx_Init */
+    pmix_proc_t all;    /* {namespace, PMIX_RANK_WILDCARD}: the whole job */
+    int dead;           /* a rank that missed a fence, or -1 */
+};
+
+static int report(const char *call, pmix_status_t rc)
+{
+    fprintf(stderr, "fmpl: %s failed: %s\n", call, PMIx_Error_string(rc));
+    return FMPL_ERR_SYSTEM;
+}
+
+/* A peer that died makes a fence fail with one of these, depending on the
+ * PMIx version and the host runtime.  The names moved between PMIx 3 and 4
+ * (several are "deprecated" aliases in 4), hence the #ifdefs. */
+static int is_peer_failure(pmix_status_t rc)
+{
+    switch (rc) {
+#ifdef PMIX_ERR_PROC_ABORTED
+    case PMIX_ERR_PROC_ABORTED:
+#endif
+#ifdef PMIX_ERR_PROC_ABORTING
+    case PMIX_ERR_PROC_ABORTING:
+#endif
+#ifdef PMIX_ERR_PROC_TERM_WO_SYNC
+    case PMIX_ERR_PROC_TERM_WO_SYNC:
+#endif
+#ifdef PMIX_ERR_PROC_ABORTED_BY_SIG
+    case PMIX_ERR_PROC_ABORTED_BY_SIG:
+#endif
+#ifdef PMIX_ERR_EXIT_NONZERO_TERM
+    case PMIX_ERR_EXIT_NONZERO_TERM:
+#endif
+#ifdef PMIX_PROC_TERMINATED
+    case PMIX_PROC_TERMINATED:
+#endif
+    /* What Open MPI 4.1's runtime actually returns to the waiting ranks
+     * when one of them calls PMIx_Abort or exits in the middle of a fence
+     * (measured with test/pmix_test.sh): not every participant arrived. */
+#ifdef PMIX_ERR_PARTIAL_SUCCESS
+    case PMIX_ERR_PARTIAL_SUCCESS:
+#endif
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* "fmpl.<key>" into out[PMIX_MAX_KEYLEN + 1]; FMPL_ERR_ARG if it won't fit
+ * (PMIx would silently truncate it, and two long keys could then meet). */
+static int make_key(char *out, const char *key)
+{
+    size_t n;
+
+    if (key == NULL || key[0] == '\0')
+        return FMPL_ERR_ARG;
+    n = strlen(key);
+    if (n > PMIX_MAX_KEYLEN - (sizeof KEY_PREFIX - 1))
+        return FMPL_ERR_ARG;
+    memcpy(out, KEY_PREFIX, sizeof KEY_PREFIX - 1);
+    memcpy(out + sizeof KEY_PREFIX - 1, key, n + 1);
+    return FMPL_SUCCESS;
+}
+
+static int pmix_put(fmpl_boot_t *b, const char *key, const void *val, size_t len)
+{
+    char pkey[PMIX_MAX_KEYLEN + 1];
+    pmix_value_t v;
+    pmix_status_t rc;
+    int err;
+
+    (void)b;    /* PMIx keeps our identity itself */
+    if ((err = make_key(pkey, key)) != FMPL_SUCCESS)
+        return err;
+    if (len > FMPL_BOOT_VALUE_MAX || (val == NULL && len > 0))
+        return FMPL_ERR_ARG;
+
+    /* PMIx_Put copies the value, so pointing at the caller's bytes (cast
+     * away const: pmix_byte_object_t has no const member) is safe. */
+    memset(&v, 0, sizeof v);
+    v.type = PMIX_BYTE_OBJECT;
+    v.data.bo.bytes = (char *)(uintptr_t)val;
+    v.data.bo.size = len;
+    rc = PMIx_Put(PMIX_GLOBAL, pkey, &v);
+    if (rc != PMIX_SUCCESS)
+        return report("PMIx_Put", rc);
+    /* No PMIx_Commit here: each costs a message to the server, and the
+     * one in fence() carries every put made since the previous fence. */
+    return FMPL_SUCCESS;
+}
+
+/* Look up `key` of `rank` in the local store only (PMIX_OPTIONAL): after a
+ * collecting fence every value is there; without OPTIONAL a missing key
+ * would become a request to the server, which may wait for a put that
+ * never comes.  On success the caller releases *v. */
+static pmix_status_t get_local(struct pmix_priv *p, int rank, const char *key,
+                               pmix_value_t **v)
+{
+    pmix_proc_t peer = p->me;
+    pmix_info_t info;
+    pmix_status_t rc;
+    bool optional = true;
+
+    peer.rank = (pmix_rank_t)rank;
+    *v = NULL;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_OPTIONAL, &optional, PMIX_BOOL);
+    rc = PMIx_Get(&peer, key, &info, 1, v);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS && *v != NULL) {
+        PMIX_VALUE_RELEASE(*v);
+        *v = NULL;
+    }
+    return rc;
+}
+
+/* The first rank whose marker `key` is not in our store, or -1. */
+static int find_absent(fmpl_boot_t *b, const char *key)
+{
+    struct pmix_priv *p = b->priv;
+    pmix_value_t *v;
+
+    for (int r = 0; r < b->size; r++) {
+        if (r == b->rank)
+            continue;
+        if (get_local(p, r, key, &v) != PMIX_SUCCESS)
+            return r;
+        PMIX_VALUE_RELEASE(v);
+    }
+    return -1;
+}
+
+/*
+ * A PMIx server drops a client that disconnects from the collectives it
+ * was in, and may then complete them: with Open MPI 4.1, a fence that a
+ * rank died before joining returned PMIX_SUCCESS in about a third of our
+ * runs (PMIX_ERR_PARTIAL_SUCCESS otherwise).  So every rank puts a marker
+ * for this round with its data, and after the fence we check that every
+ * marker arrived: a missing one names a rank that never got here, and
+ * the fence fails with FMPL_ERR_PEER as boot.h promises.  The check is
+ * one local lookup per rank.
+ */
+static int pmix_fence(fmpl_boot_t *b)
+{
+    struct pmix_priv *p = b->priv;
+    char key[48];
+    pmix_info_t info;
+    pmix_value_t v;
+    pmix_status_t rc;
+    bool collect = true;
+    int dead;
+
+    snprintf(key, sizeof key, FENCE_KEY_FMT, ++fence_round);
+    memset(&v, 0, sizeof v);
+    v.type = PMIX_UINT32;
+    v.data.uint32 = fence_round;
+    rc = PMIx_Put(PMIX_GLOBAL, key, &v);
+    if (rc != PMIX_SUCCESS)
+        return report("PMIx_Put", rc);
+
+    /* One commit carries every put() made since the previous fence. */
+    rc = PMIx_Commit();
+    if (rc != PMIX_SUCCESS)
+        return report("PMIx_Commit", rc);
+
+    /* COLLECT_DATA makes the server ship every rank's committed data to
+     * every node during the fence, so get() afterwards is a local lookup
+     * and never waits on a peer (no direct modex). */
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = PMIx_Fence(&p->all, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS && !is_peer_failure(rc))
+        return report("PMIx_Fence", rc);
+
+    dead = find_absent(b, key);
+    if (dead >= 0) {
+        p->dead = dead;
+        fprintf(stderr, "fmpl: rank %d left the job before PMIx_Fence completed%s%s\n",
+                dead, rc != PMIX_SUCCESS ? ": " : "",
+                rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "");
+        return FMPL_ERR_PEER;
+    }
+    if (rc != PMIX_SUCCESS) {
+        fprintf(stderr, "fmpl: PMIx_Fence failed: %s (a process of the job"
+                " died or aborted)\n", PMIx_Error_string(rc));
+        return FMPL_ERR_PEER;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* get() is documented for keys put before the last fence.  A key that is
+ * not there is a caller's mistake or an optional key being probed, so it
+ * is FMPL_ERR_ARG without a message; a value too large for the buffer is
+ * FMPL_ERR_TRUNCATE with *len set to the size needed. */
+static int pmix_get(fmpl_boot_t *b, int rank, const char *key, void *val, size_t *len)
+{
+    struct pmix_priv *p = b->priv;
+    char pkey[PMIX_MAX_KEYLEN + 1];
+    pmix_value_t *v;
+    pmix_status_t rc;
+    int err;
+
+    if (len == NULL || (val == NULL && *len > 0))
+        return FMPL_ERR_ARG;
+    if (rank < 0 || rank >= b->size)
+        return FMPL_ERR_RANK;
+    if ((err = make_key(pkey, key)) != FMPL_SUCCESS)
+        return err;
+
+    rc = get_local(p, rank, pkey, &v);
+    if (rc == PMIX_ERR_NOT_FOUND)
+        return FMPL_ERR_ARG;
+    if (rc != PMIX_SUCCESS)
+        return report("PMIx_Get", rc);
+    if (v == NULL || v->type != PMIX_BYTE_OBJECT) {
+        /* Only we write "fmpl." keys, and always as byte objects. */
+        if (v != NULL)
+            PMIX_VALUE_RELEASE(v);
+        fprintf(stderr, "fmpl: PMIx_Get returned an unexpected value type for %s\n", pkey);
+        return FMPL_ERR_INTERNAL;
+    }
+    if (v->data.bo.size > *len) {
+        *len = v->data.bo.size;
+        PMIX_VALUE_RELEASE(v);
+        return FMPL_ERR_TRUNCATE;
+    }
+    *len = v->data.bo.size;
+    if (*len > 0)
+        memcpy(val, v->data.bo.bytes, *len);
+    PMIX_VALUE_RELEASE(v);
+    return FMPL_SUCCESS;
+}
+
+/* Open MPI's runtime (and prterun, and Slurm by default) kills the whole
+ * job when a rank dies, so we do not poll for deaths: registering a PMIx
+ * event handler would add callbacks from PMIx's thread for little gain.
+ * What we do know is the rank a fence found missing. */
+static int pmix_dead_rank(fmpl_boot_t *b)
+{
+    struct pmix_priv *p = b->priv;
+
+    return p->dead;
+}
+
+static void pmix_mark_finalized(fmpl_boot_t *b)
+{
+    /* Nothing to record: PMIx_Finalize in close() tells the server that we
+     * left on purpose. */
+    (void)b;
+}
+
+static void pmix_abort(fmpl_boot_t *b, int code)
+{
+    char msg[96];
+    pmix_status_t rc;
+    int status = code != 0 ? code : 1;
+
+    /* Flush first: the launcher kills every process, us included, and
+     * stdio buffers would be lost. */
+    fflush(NULL);
+
+    /* Open MPI 4.x's mpirun (ORTE; it alone exports OMPI_MCA_orte_hnp_uri)
+     * with PMIx 4.2 segfaults or hangs for ever in its own
+     * PMIx_server_finalize in about half the runs when PMIx_Abort arrives
+     * while other ranks wait in a PMIx_Fence (e.g. one rank fails in
+     * fmpl_init and aborts while the rest are in the modex fence; a bare
+     * PMIx client without FMPL reproduces it).  ORTE ends the whole
+     * job anyway when a process exits without PMIx_Finalize, so there we
+     * just leave; it never crashed that way.  Other launchers (prterun,
+     * Slurm without --kill-on-bad-exit) need the explicit abort. */
+    if (getenv("OMPI_MCA_orte_hnp_uri") != NULL)
+        _exit(status);
+
+    snprintf(msg, sizeof msg, "fmpl: rank %d aborted the job with code %d",
+             b->rank, code);
+    /* NULL procs = every process of our namespace.  PMIx_Abort normally
+     * does not return because the runtime kills us; if it does (server
+     * gone, or it merely acknowledged) we leave anyway. */
+    rc = PMIx_Abort(status, msg, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        report("PMIx_Abort", rc);
+    _exit(status);
+}
+
+static void pmix_close(fmpl_boot_t *b)
+{
+    pmix_status_t rc;
+
+    /* Only drops our reference if MPI (or another library) still holds
+     * PMIx open; the last finalize disconnects from the server. */
+    rc = PMIx_Finalize(NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        report("PMIx_Finalize", rc);
+    free(b->priv);
+    b->priv = NULL;
+}
+
+static const struct fmpl_boot_ops pmix_ops = {
+    .name = "pmix",
+    .put = pmix_put,
+    .fence = pmix_fence,
+    .get = pmix_get,
+    .dead_rank = pmix_dead_rank,
+    .mark_finalized = pmix_mark_finalized,
+    .abort = pmix_abort,
+    .close = pmix_close,
+};
+
+static int jobid_char_ok(unsigned char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+/*
+ * The job id names shared-memory objects and files, so it may only hold
+ * [A-Za-z0-9_-].  Open MPI 4's namespaces are decimal job ids and pass
+ * unchanged; prterun's ("prterun-host-123@1") and Slurm's ("slurm.pmix.7.0")
+ * do not.  Mapping bad characters to '_' or cutting the name could make two
+ * namespaces equal, so whenever the name changes we append a 64-bit FNV-1a
+ * hash of the original namespace.
+ */
+static void make_jobid(char *out, const char *nspace)
+{
+    const size_t hexlen = 16;
+    const size_t keep_max = FMPL_BOOT_JOBID_MAX - 1 - 1 - hexlen; /* NUL, '-' */
+    uint64_t h = 1469598103934665603ULL;
+    size_t n = strnlen(nspace, PMIX_MAX_NSLEN), i, keep;
+    int changed = (n == 0 || n > FMPL_BOOT_JOBID_MAX - 1);
+
+    for (i = 0; i < n; i++) {
+        h = (h ^ (unsigned char)nspace[i]) * 1099511628211ULL;
+        if (!jobid_char_ok((unsigned char)nspace[i]))
+            changed = 1;
+    }
+    if (!changed) {
+        memcpy(out, nspace, n + 1);
+        return;
+    }
+    keep = n < keep_max ? n : keep_max;
+    for (i = 0; i < keep; i++)
+        out[i] = jobid_char_ok((unsigned char)nspace[i]) ? nspace[i] : '_';
+    if (keep > 0)
+        out[keep++] = '-';
+    snprintf(out + keep, FMPL_BOOT_JOBID_MAX - keep, "%016llx",
+             (unsigned long long)h);
+}
+
+static int value_to_size(const pmix_value_t *v, long long *out)
+{
+    switch (v->type) {
+    case PMIX_UINT32: *out = v->data.uint32; return 0;
+    case PMIX_UINT64: *out = (long long)v->data.uint64; return 0;
+    case PMIX_UINT16: *out = v->data.uint16; return 0;
+    case PMIX_INT:    *out = v->data.integer; return 0;
+    case PMIX_UINT:   *out = v->data.uint; return 0;
+    case PMIX_INT32:  *out = v->data.int32; return 0;
+    case PMIX_INT64:  *out = v->data.int64; return 0;
+    case PMIX_SIZE:   *out = (long long)v->data.size; return 0;
+    default:          return -1;
+    }
+}
+
+int fmpl_boot_pmix_open(fmpl_boot_t *b)
+{
+    struct pmix_priv *p;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+    long long size;
+
+    if (b == NULL)
+        return FMPL_ERR_ARG;
+
+    /* Every PMIx launcher exports both to its children (Open MPI 4.1's
+     * mpirun sets PMIX_NAMESPACE, PMIX_RANK, PMIX_SERVER_URI*, ...).
+     * Without them PMIx_Init would not fail but make us a PMIx singleton,
+     * which is the single back-end's job; so decline without touching
+     * libpmix.  An Open MPI singleton (MPI_Init without mpirun) starts its
+     * own server and sets these in our environment, and then we join it. */
+    if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL)
+        return FMPL_ERR_UNSUPPORTED;
+
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return FMPL_ERR_NOMEM;
+
+    rc = PMIx_Init(&p->me, NULL, 0);
+    if (rc != PMIX_SUCCESS) {
+        free(p);
+        return report("PMIx_Init", rc);
+    }
+    p->all = p->me;
+    p->all.rank = PMIX_RANK_WILDCARD;
+    p->dead = -1;
+
+    rc = PMIx_Get(&p->all, PMIX_JOB_SIZE, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) {
+        if (v != NULL)
+            PMIX_VALUE_RELEASE(v);
+        report("PMIx_Get(PMIX_JOB_SIZE)", rc);
+        goto fail;
+    }
+    if (value_to_size(v, &size) != 0 || size < 1 || size > 0x7fffffff ||
+        p->me.rank >= (pmix_rank_t)size) {
+        fprintf(stderr, "fmpl: PMIx_Get(PMIX_JOB_SIZE) gave an unusable value"
+                " (type %d) for rank %u\n", (int)v->type, (unsigned)p->me.rank);
+        PMIX_VALUE_RELEASE(v);
+        goto fail;
+    }
+    PMIX_VALUE_RELEASE(v);
+
+    b->rank = (int)p->me.rank;
+    b->size = (int)size;
+    make_jobid(b->jobid, p->me.nspace);
+    b->ops = &pmix_ops;
+    b->priv = p;
+    return FMPL_SUCCESS;
+
+fail:
+    /* Drop our reference so an MPI that initialised PMIx keeps working. */
+    PMIx_Finalize(NULL, 0);
+    free(p);
+    return FMPL_ERR_SYSTEM;
+}
+
+#endif /* FMPL_HAVE_PMIX */
