@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "p2p/p2p.h"
 #include "p2p/spill.h"
 
 /* spins before yielding when we have a core to ourselves */
@@ -32,6 +33,8 @@ static inline void cpu_relax(void)
 int fmpl_progress(void)
 {
     int n = fmpl_g.tl.ops->progress(&fmpl_g.tl);
+    if (fmpl_p2p_send_pending())
+        n += fmpl_p2p_send_progress();
     if (fmpl_g.spill)
         n += fmpl_spill_progress();
     return n;

@@ -77,6 +77,7 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_ISSUED   1u     /* send: data written, waiting for the source */
 #define FMPL_RF_DONE     2u     /* complete; status is final */
 #define FMPL_RF_BLOCKING 4u     /* receive: not cancellable */
+#define FMPL_RF_QUEUED   8u     /* send: on the pending-send list */
 
 static inline fmpl_tl_comp_t *fmpl_req_comp(fmpl_request_t *r)
 {
@@ -98,17 +99,33 @@ static inline int fmpl_p2p_check(const void *buf, size_t size, int peer, int mai
     return FMPL_SUCCESS;
 }
 
+/* Unmatched isends wait on an intrusive list (priv[1] next, priv[2]
+ * prev) that every FMPL call's progress walks, so that `isend; recv;
+ * wait_isend` on both sides cannot deadlock. */
+static inline fmpl_request_t **fmpl_req_next(fmpl_request_t *r)
+{
+    return (fmpl_request_t **)(void *)&r->priv[1];
+}
+static inline fmpl_request_t **fmpl_req_prev(fmpl_request_t *r)
+{
+    return (fmpl_request_t **)(void *)&r->priv[2];
+}
+
 /* send.c */
+int fmpl_p2p_send_progress(void);
+int fmpl_p2p_send_pending(void);
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                    fmpl_tl_comp_t *comp, int *status);
 int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
 int fmpl_p2p_send_try(fmpl_request_t *req);
 int fmpl_p2p_send_wait(fmpl_request_t *req);
+int fmpl_p2p_send_fail(fmpl_request_t *req, int rc);
 
 /* recv.c */
 int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,
                         int blocking);
 int fmpl_p2p_recv_try(fmpl_request_t *req);
 int fmpl_p2p_recv_wait(fmpl_request_t *req);
+int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc);
 
 #endif

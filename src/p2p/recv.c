@@ -64,9 +64,16 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         req->status = e < 0 ? e : FMPL_ERR_INTERNAL;
     }
     }
-    req->flags |= FMPL_RF_DONE;
-    fmpl_slot(req->peer, req->mai)->recv_busy = 0;
+    req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
     return 1;
+}
+
+/* End a receive with an error (its peer is gone). */
+int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc)
+{
+    req->status = rc;
+    req->flags |= FMPL_RF_DONE;
+    return rc;
 }
 
 int fmpl_p2p_recv_wait(fmpl_request_t *req)
@@ -80,12 +87,8 @@ int fmpl_p2p_recv_wait(fmpl_request_t *req)
         if (fmpl_p2p_recv_try(req))
             return req->status;
         int rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
-        if (rc != FMPL_SUCCESS) {
-            req->status = rc;
-            req->flags |= FMPL_RF_DONE;
-            fmpl_slot(req->peer, req->mai)->recv_busy = 0;
-            return rc;
-        }
+        if (rc != FMPL_SUCCESS)
+            return fmpl_p2p_recv_fail(req, rc);
     }
 }
 
@@ -97,8 +100,10 @@ int fmpl_recv(void *buf, size_t size, int src, int mai)
     fmpl_request_t req;
     fmpl_enter();
     rc = fmpl_p2p_recv_start(&req, buf, size, src, mai, 1);
-    if (rc == FMPL_SUCCESS)
+    if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_recv_wait(&req);
+        fmpl_slot(src, mai)->recv_busy = 0;
+    }
     fmpl_leave();
     return rc;
 }
@@ -124,6 +129,7 @@ int fmpl_wait_irecv(fmpl_request_t *req)
         return FMPL_ERR_REQUEST;
     fmpl_enter();
     int rc = fmpl_p2p_recv_wait(req);
+    fmpl_slot(req->peer, req->mai)->recv_busy = 0;
     req->kind = FMPL_REQ_NONE;
     fmpl_leave();
     return rc;

@@ -23,12 +23,10 @@ int fmpl_test(fmpl_request_t *req, int *done)
     if (!*done && ++calls % 4096 == 0) {
         int rc = fmpl_check_peer(req->peer);
         if (rc != FMPL_SUCCESS) {
-            req->status = rc;
-            req->flags |= FMPL_RF_DONE;
             if (req->kind == FMPL_REQ_SEND)
-                fmpl_slot(req->peer, req->mai)->send_busy = 0;
+                fmpl_p2p_send_fail(req, rc);
             else
-                fmpl_slot(req->peer, req->mai)->recv_busy = 0;
+                fmpl_p2p_recv_fail(req, rc);
             *done = 1;
         }
     }

@@ -81,11 +81,62 @@ int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int d
     return FMPL_SUCCESS;
 }
 
+/* the active isends not yet complete */
+static fmpl_request_t *pending;
+
+static void pending_add(fmpl_request_t *req)
+{
+    *fmpl_req_prev(req) = NULL;
+    *fmpl_req_next(req) = pending;
+    if (pending)
+        *fmpl_req_prev(pending) = req;
+    pending = req;
+    req->flags |= FMPL_RF_QUEUED;
+}
+
+static void pending_del(fmpl_request_t *req)
+{
+    fmpl_request_t *n = *fmpl_req_next(req), *p = *fmpl_req_prev(req);
+    if (p)
+        *fmpl_req_next(p) = n;
+    else
+        pending = n;
+    if (n)
+        *fmpl_req_prev(n) = p;
+    req->flags &= ~FMPL_RF_QUEUED;
+}
+
+/* Complete: the index stays busy until the owner's wait (the overlap
+ * rule counts an operation from its start to its wait). */
 static void send_finish(fmpl_request_t *req)
 {
     req->flags |= FMPL_RF_DONE;
-    fmpl_slot(req->peer, req->mai)->send_busy = 0;
+    if (req->flags & FMPL_RF_QUEUED)
+        pending_del(req);
 }
+
+/* End a send with an error (its peer is gone). */
+int fmpl_p2p_send_fail(fmpl_request_t *req, int rc)
+{
+    req->status = rc;
+    send_finish(req);
+    return rc;
+}
+
+/* Called by fmpl_progress(): push every isend whose receive has come. */
+int fmpl_p2p_send_progress(void)
+{
+    int n = 0;
+    for (fmpl_request_t *r = pending, *next; r; r = next) {
+        next = *fmpl_req_next(r);
+        unsigned before = r->flags;
+        fmpl_p2p_send_try(r);
+        n += r->flags != before;
+    }
+    return n;
+}
+
+int fmpl_p2p_send_pending(void) { return pending != NULL; }
 
 /* 1 when complete, 0 otherwise. */
 int fmpl_p2p_send_try(fmpl_request_t *req)
@@ -124,12 +175,8 @@ int fmpl_p2p_send_wait(fmpl_request_t *req)
             return FMPL_SUCCESS;
         }
         int rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
-        if (rc != FMPL_SUCCESS) {
-            /* the peer is gone: give the slot back, the job is over */
-            req->status = rc;
-            send_finish(req);
-            return rc;
-        }
+        if (rc != FMPL_SUCCESS)
+            return fmpl_p2p_send_fail(req, rc);
     }
 }
 
@@ -141,8 +188,10 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai)
     fmpl_request_t req;
     fmpl_enter();
     rc = fmpl_p2p_send_start(&req, buf, size, dst, mai);
-    if (rc == FMPL_SUCCESS)
+    if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_send_wait(&req);
+        fmpl_slot(dst, mai)->send_busy = 0;
+    }
     fmpl_leave();
     return rc;
 }
@@ -156,8 +205,9 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *r
         return FMPL_ERR_ARG;
     fmpl_enter();
     rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
-    if (rc == FMPL_SUCCESS)
-        fmpl_p2p_send_try(req);    /* the receive is often posted already */
+    /* the receive is often posted already; if not, progress will push it */
+    if (rc == FMPL_SUCCESS && !fmpl_p2p_send_try(req))
+        pending_add(req);
     fmpl_leave();
     return rc;
 }
@@ -170,6 +220,7 @@ int fmpl_wait_isend(fmpl_request_t *req)
         return FMPL_ERR_REQUEST;
     fmpl_enter();
     int rc = fmpl_p2p_send_wait(req);
+    fmpl_slot(req->peer, req->mai)->send_busy = 0;
     req->kind = FMPL_REQ_NONE;
     fmpl_leave();
     return rc;
