@@ -17,6 +17,8 @@
 
 /* Upper bound on indices: the mailbox holds size x count lines. */
 #define FMPL_MAX_INDICES (1 << 20)
+/* From this size both sides copy (bench/latency shows the cross-over). */
+#define FMPL_SPLIT_MIN_DEFAULT (512 * 1024)
 
 fmpl_state_t fmpl_g = { .dead_logged = -1 };
 
@@ -49,6 +51,10 @@ int fmpl_init(int count)
     const char *pt = getenv("FMPL_PEER_TIMEOUT");
     fmpl_g.peer_timeout = pt ? atof(pt) : 0;
     fmpl_g.dead_logged = -1;
+    const char *sm = getenv("FMPL_SPLIT_MIN");
+    fmpl_g.split_min = sm ? strtoull(sm, NULL, 0) : FMPL_SPLIT_MIN_DEFAULT;
+    if (fmpl_g.split_min == 0)
+        fmpl_g.split_min = UINT64_MAX;            /* 0 turns splitting off */
 
     int rc = fmpl_boot_open(&fmpl_g.boot);
     if (rc != FMPL_SUCCESS) {

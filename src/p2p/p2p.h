@@ -22,6 +22,17 @@
  * POSTED_C and the sender must CLAIM it (CAS) before writing, while
  * fmpl_cancel_irecv CASes it to CANCELLED.  Exactly one of them wins.
  * Blocking receives cannot be cancelled and skip the CAS.
+ *
+ * Large messages are copied by both sides at once when the transport can
+ * read remotely (FMPL_TL_CAP_GET): the sender's SPLIT record carries its
+ * buffer's key and size; the sender writes the first part while the
+ * receiver reads the rest and answers READ_DONE (or READ_FAIL, and the
+ * sender writes the rest too) in its header word; then the sender writes
+ * the final data record.  Two cores copy: about twice one core's memcpy.
+ * The receiver claims its part by CAS (POSTED/CLAIMED -> READING); a sender
+ * that finds it idle after writing its own part takes the rest back by CAS
+ * (-> READ_FAIL) and writes it, so no send waits on a receiver that is
+ * busy elsewhere.
  */
 #ifndef FMPL_P2P_H
 #define FMPL_P2P_H
@@ -37,8 +48,20 @@
 #define FMPL_INLINE_MAX  24
 
 enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
-       FMPL_HDR_CANCELLED = 4 };
-enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2 };
+       FMPL_HDR_CANCELLED = 4, FMPL_HDR_READ_DONE = 5, FMPL_HDR_READ_FAIL = 6,
+       FMPL_HDR_READING = 7 };
+/* how long a split sender waits for an idle receiver to start reading */
+#define FMPL_SPLIT_PATIENCE 20e-6
+enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3 };
+
+/* Where a split message's halves meet: both sides compute it from the
+ * size alone (page aligned, so each side copies whole pages). */
+static inline int fmpl_split_ok(const fmpl_tl_t *tl)
+{
+    return (tl->caps & (FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS)) ==
+           (FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS);
+}
+static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(uint64_t)4095; }
 #define FMPL_DFLAG_INLINE 1u
 
 typedef struct fmpl_hdr_rec {
@@ -78,6 +101,15 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_DONE     2u     /* complete; status is final */
 #define FMPL_RF_BLOCKING 4u     /* receive: not cancellable */
 #define FMPL_RF_QUEUED   8u     /* send: on the pending-send list */
+#define FMPL_RF_SPLIT   16u     /* send: split, waiting for the receiver's part */
+#define FMPL_RF_GOT     32u     /* receive: our part of a split is copied */
+
+/* priv[0]: put completion; priv[1..2]: pending-send links; priv[3]: the
+ * time a split send finished its own part */
+static inline double *fmpl_req_t_split(fmpl_request_t *r)
+{
+    return (double *)(void *)&r->priv[3];
+}
 
 static inline fmpl_tl_comp_t *fmpl_req_comp(fmpl_request_t *r)
 {
@@ -115,7 +147,7 @@ static inline fmpl_request_t **fmpl_req_prev(fmpl_request_t *r)
 int fmpl_p2p_send_progress(void);
 int fmpl_p2p_send_pending(void);
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
-                   fmpl_tl_comp_t *comp, int *status);
+                   fmpl_tl_comp_t *comp, int *status, int *split);
 int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
 int fmpl_p2p_send_try(fmpl_request_t *req);
 int fmpl_p2p_send_wait(fmpl_request_t *req);

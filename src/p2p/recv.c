@@ -23,7 +23,7 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
     uint32_t seq = fmpl_seq_next(sl->recv_seq);
     h.word = fmpl_hdr_word(seq, blocking ? FMPL_HDR_POSTED : FMPL_HDR_POSTED_C);
     int rc = fmpl_tl_notify(tl, src, mai, FMPL_HDR_OFF, &h, sizeof h,
-                            FMPL_TL_NOTIFY_UNORDERED);
+                            FMPL_TL_NOTIFY_UNORDERED, NULL);
     if (rc != FMPL_SUCCESS)
         return rc;
     sl->recv_seq = seq;
@@ -54,6 +54,30 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         }
         req->status = FMPL_SUCCESS;
         break;
+    case FMPL_DST_SPLIT:
+        if (!(req->flags & FMPL_RF_GOT)) {
+            /* read our part of the sender's buffer while it writes its own,
+             * unless the sender took it back (the CAS decides) */
+            fmpl_tl_t *tl = &fmpl_g.tl;
+            unsigned mine = req->flags & FMPL_RF_BLOCKING ? FMPL_HDR_POSTED : FMPL_HDR_CLAIMED;
+            req->flags |= FMPL_RF_GOT;
+            if (tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
+                                  fmpl_hdr_word(req->seq, mine),
+                                  fmpl_hdr_word(req->seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
+                return 0;
+            fmpl_tl_key_t skey;
+            uint64_t sz;
+            memcpy(&skey, inl, sizeof skey);
+            memcpy(&sz, inl + sizeof skey, sizeof sz);
+            uint64_t a = fmpl_split_point(sz);
+            int rc = fmpl_tl_get(tl, req->peer, (uint8_t *)req->buf + a, sz - a,
+                                 &skey, a);
+            uint64_t ans = fmpl_hdr_word(req->seq, rc == FMPL_SUCCESS ? FMPL_HDR_READ_DONE
+                                                                      : FMPL_HDR_READ_FAIL);
+            fmpl_tl_notify(tl, req->peer, req->mai, FMPL_HDR_OFF, &ans, sizeof ans,
+                           FMPL_TL_NOTIFY_UNORDERED, NULL);
+        }
+        return 0;                  /* the sender's final record completes it */
     case FMPL_DST_TRUNCATE:
         memcpy(&req->size, inl, sizeof(uint64_t));   /* the sender's size */
         req->status = FMPL_ERR_TRUNCATE;

@@ -11,10 +11,12 @@
  * Match send `seq` to `dst` on `mai` with its receive header and deliver.
  * Returns 0 while the receive is not posted, 1 once the data and the
  * completion record are written or queued (*status tells the outcome; the
- * source may be reused when comp->pending is 0).
+ * source may be reused when comp->pending is 0).  With `split` non-NULL a
+ * large message may be split: *split = 1 says the receiver is reading its
+ * part and fmpl_p2p_split_done() must finish the send.
  */
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
-                   fmpl_tl_comp_t *comp, int *status)
+                   fmpl_tl_comp_t *comp, int *status, int *split)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
@@ -44,6 +46,28 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         memcpy(rec.inl, &sz, sizeof sz);
         reclen += sizeof sz;
         *status = FMPL_ERR_TRUNCATE;
+    } else if (split && size >= fmpl_g.split_min && fmpl_split_ok(tl) &&
+               fmpl_split_point(size) > 0) {
+        /* tell the receiver where to read its part, then write ours */
+        fmpl_tl_key_t skey;
+        uint64_t sz = size;
+        rc = fmpl_tl_mem_reg(tl, (void *)buf, size, &skey);
+        if (rc == FMPL_SUCCESS) {
+            rec.word = fmpl_data_word(seq, FMPL_DST_SPLIT, 0, 0);
+            memcpy(rec.inl, &skey, sizeof skey);
+            memcpy(rec.inl + sizeof skey, &sz, sizeof sz);
+            rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, 8 + 24, 0, comp);
+        }
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, comp);
+        *status = rc;
+        *split = rc == FMPL_SUCCESS;
+        if (*split)
+            return 1;
+        int32_t e = rc;
+        rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
+        memcpy(rec.inl, &e, sizeof e);
+        reclen += sizeof e;
     } else if (size <= FMPL_INLINE_MAX) {
         rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE, (unsigned)size);
         if (size)
@@ -63,7 +87,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         }
         *status = rc;
     }
-    int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0);
+    int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0, comp);
     if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = nrc;
     return 1;
@@ -138,6 +162,51 @@ int fmpl_p2p_send_progress(void)
 
 int fmpl_p2p_send_pending(void) { return pending != NULL; }
 
+/* A split send: once the receiver has read its part (or could not), write
+ * the final record.  Returns 1 when done, 0 while the receiver reads. */
+static int split_done(fmpl_request_t *req)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    volatile uint8_t *line = fmpl_tl_mbox_in(tl, req->peer, req->mai);
+    uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
+    unsigned state = (unsigned)(w & 0xff);
+    if ((uint32_t)(w >> 32) != req->seq || state == FMPL_HDR_READING)
+        return 0;
+    if (state == FMPL_HDR_POSTED || state == FMPL_HDR_CLAIMED) {
+        /* the receiver has not started its part: after a short grace, take
+         * it back (it may win the race and start reading instead) */
+        double *t = fmpl_req_t_split(req);
+        if (*t == 0)
+            *t = fmpl_wtime();
+        if (fmpl_wtime() - *t < FMPL_SPLIT_PATIENCE ||
+            tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 0, w,
+                              fmpl_hdr_word(req->seq, FMPL_HDR_READ_FAIL), NULL) != FMPL_SUCCESS)
+            return 0;
+        state = FMPL_HDR_READ_FAIL;
+    }
+    fmpl_data_rec_t rec = { .word = fmpl_data_word(req->seq, FMPL_DST_OK, 0, 0) };
+    if (state == FMPL_HDR_READ_FAIL) {
+        /* the receiver could not read: write its part too */
+        const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
+        fmpl_tl_key_t key = h->key;
+        uint64_t a = fmpl_split_point(req->size);
+        int rc = fmpl_tl_put(tl, req->peer, (const uint8_t *)req->buf + a, req->size - a,
+                             &key, a, fmpl_req_comp(req));
+        if (rc != FMPL_SUCCESS) {
+            int32_t e = rc;
+            rec.word = fmpl_data_word(req->seq, FMPL_DST_ERROR, 0, 0);
+            memcpy(rec.inl, &e, sizeof e);
+            req->status = rc;
+        }
+    }
+    int rc = fmpl_tl_notify(tl, req->peer, req->mai, FMPL_DATA_OFF, &rec, 8 + 4, 0,
+                            fmpl_req_comp(req));
+    if (rc != FMPL_SUCCESS && req->status == FMPL_SUCCESS)
+        req->status = rc;
+    req->flags &= ~FMPL_RF_SPLIT;
+    return 1;
+}
+
 /* 1 when complete, 0 otherwise. */
 int fmpl_p2p_send_try(fmpl_request_t *req)
 {
@@ -145,11 +214,15 @@ int fmpl_p2p_send_try(fmpl_request_t *req)
         return 1;
     fmpl_tl_comp_t *comp = fmpl_req_comp(req);
     if (!(req->flags & FMPL_RF_ISSUED)) {
+        int split = 0;
         if (!fmpl_p2p_issue(req->peer, req->mai, req->seq, req->buf, req->size, comp,
-                            &req->status))
+                            &req->status, &split))
             return 0;
-        req->flags |= FMPL_RF_ISSUED;
+        req->flags |= FMPL_RF_ISSUED | (split ? FMPL_RF_SPLIT : 0);
+        *fmpl_req_t_split(req) = 0;
     }
+    if ((req->flags & FMPL_RF_SPLIT) && !split_done(req))
+        return 0;
     if (comp->pending)
         return 0;
     send_finish(req);

@@ -42,6 +42,13 @@ int fmpl_tl_unsupported_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int 
     return FMPL_ERR_UNSUPPORTED;
 }
 
+int fmpl_tl_unsupported_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
+                            const fmpl_tl_key_t *key, uint64_t roff)
+{
+    (void)tl; (void)peer; (void)dst; (void)len; (void)key; (void)roff;
+    return FMPL_ERR_UNSUPPORTED;
+}
+
 int fmpl_tl_unsupported_barrier(fmpl_tl_t *tl)
 {
     (void)tl;

@@ -28,7 +28,12 @@
  *    record and all the data before it ("ordered notification after
  *    data"), unless FMPL_TL_NOTIFY_UNORDERED says the record does not
  *    depend on earlier puts (a receive header).  Short records carry small
- *    messages inline (the PIO store).
+ *    messages inline (the PIO store).  A notify that cannot leave at once
+ *    counts in `comp` (may be NULL only for UNORDERED records) until it
+ *    has: a send is complete only when its flag is on its way.
+ *
+ *  - GET reads a peer's registered memory (RDMA read).  With it a large
+ *    message can be copied by both sides at once.
  *
  *  - CAS on the first word of a record is the one atomic FMPL needs (to
  *    claim or withdraw a posted receive); transports without coherent
@@ -57,6 +62,7 @@
 #define FMPL_TL_CAP_HW_BARRIER (1u << 2)  /* barrier op is hardware */
 #define FMPL_TL_CAP_HW_BCAST   (1u << 3)  /* bcast op is hardware */
 #define FMPL_TL_CAP_SELF       (1u << 4)  /* peer == self handled */
+#define FMPL_TL_CAP_GET        (1u << 5)  /* get (remote read) works */
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
@@ -107,11 +113,14 @@ typedef struct fmpl_tl_ops {
                         uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);
     int  (*put_iov)(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
                     const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
+    /* get: read len bytes at key+roff of `peer` into dst (synchronous) */
+    int  (*get)(fmpl_tl_t *tl, int peer, void *dst, size_t len,
+                const fmpl_tl_key_t *key, uint64_t roff);
 
     /* mailbox: local line written by `peer`; ordered notify; CAS */
     volatile void *(*mbox_in)(fmpl_tl_t *tl, int peer, int idx);
     int  (*notify)(fmpl_tl_t *tl, int peer, int idx, unsigned off,
-                   const void *rec, unsigned len, unsigned flags);
+                   const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
     int  (*mbox_cas)(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                      uint64_t expect, uint64_t desired, uint64_t *old);
 
@@ -140,6 +149,8 @@ int fmpl_tl_unsupported_put_strided(fmpl_tl_t *, int, const void *, size_t, size
                                     fmpl_tl_comp_t *);
 int fmpl_tl_unsupported_cas(fmpl_tl_t *, int, int, unsigned, int, uint64_t,
                             uint64_t, uint64_t *);
+int fmpl_tl_unsupported_get(fmpl_tl_t *, int, void *, size_t, const fmpl_tl_key_t *,
+                            uint64_t);
 int fmpl_tl_unsupported_barrier(fmpl_tl_t *);
 int fmpl_tl_unsupported_bcast(fmpl_tl_t *, void *, size_t, int);
 
@@ -160,10 +171,14 @@ static inline int fmpl_tl_put(fmpl_tl_t *tl, int peer, const void *src, size_t l
                               const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *c)
 { return tl->ops->put(tl, peer, src, len, key, roff, c); }
 static inline int fmpl_tl_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
-                                 const void *rec, unsigned len, unsigned flags)
-{ return tl->ops->notify(tl, peer, idx, off, rec, len, flags); }
+                                 const void *rec, unsigned len, unsigned flags,
+                                 fmpl_tl_comp_t *comp)
+{ return tl->ops->notify(tl, peer, idx, off, rec, len, flags, comp); }
 static inline volatile void *fmpl_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 { return tl->ops->mbox_in(tl, peer, idx); }
+static inline int fmpl_tl_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
+                              const fmpl_tl_key_t *key, uint64_t roff)
+{ return tl->ops->get(tl, peer, dst, len, key, roff); }
 static inline int fmpl_tl_progress(fmpl_tl_t *tl)
 { return tl->ops->progress(tl); }
 static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *k)

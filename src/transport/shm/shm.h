@@ -77,7 +77,7 @@ typedef struct fmpl_shm_pend {
     size_t len;
     fmpl_tl_key_t key;
     uint64_t roff;
-    fmpl_tl_comp_t *comp;
+    fmpl_tl_comp_t *comp;          /* counts this entry until it leaves */
     int idx; unsigned off, reclen; /* NOTIFY */
     uint8_t rec[FMPL_SHM_REC_MAX];
 } fmpl_shm_pend_t;
@@ -165,7 +165,7 @@ void  fmpl_shm_mem_cleanup(fmpl_shm_t *s);
 int  fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
                        const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
 int  fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
-                          const void *rec, unsigned len);
+                          const void *rec, unsigned len, fmpl_tl_comp_t *comp);
 int  fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer);
 int  fmpl_shm_fifo_push(fmpl_shm_t *s, int peer);
 int  fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer);
@@ -174,12 +174,14 @@ int  fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer);
 void fmpl_shm_line_write(uint8_t *line, unsigned off, const void *rec, unsigned len);
 volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
-                     const void *rec, unsigned len, unsigned flags);
+                     const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
 int  fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                        uint64_t expect, uint64_t desired, uint64_t *old);
 
 /* shm_put.c */
 int  fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
+                  const fmpl_tl_key_t *key, uint64_t roff);
 
 #endif

@@ -128,14 +128,17 @@ int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
 }
 
 int fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
-                         const void *rec, unsigned len)
+                         const void *rec, unsigned len, fmpl_tl_comp_t *comp)
 {
     if (!s->peers[peer].pend && push_notify(s, peer, idx, off, rec, len))
         return FMPL_SUCCESS;
     fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_NOTIFY, .idx = idx, .off = off,
-                          .reclen = len };
+                          .reclen = len, .comp = comp };
     memcpy(e.rec, rec, len);
-    return enqueue(s, peer, &e);
+    int rc = enqueue(s, peer, &e);
+    if (rc == FMPL_SUCCESS && comp)
+        comp->pending++;
+    return rc;
 }
 
 /* Move queued work into the FIFO, in order.  Returns chunks published. */
@@ -153,7 +156,10 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
             if (e->len)
                 break;
             e->comp->pending--;
-        } else if (!push_notify(s, peer, e->idx, e->off, e->rec, e->reclen)) {
+        } else if (push_notify(s, peer, e->idx, e->off, e->rec, e->reclen)) {
+            if (e->comp)
+                e->comp->pending--;
+        } else {
             break;
         }
         p->pend = e->next;

@@ -28,7 +28,7 @@ volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 }
 
 int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
-                    const void *rec, unsigned len, unsigned flags)
+                    const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
     if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > FMPL_TL_LINE)
@@ -37,7 +37,7 @@ int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
      * too, or the reader could see the flag before the data. */
     if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && peer != tl->rank &&
         fmpl_shm_fifo_busy(s, peer))
-        return fmpl_shm_fifo_notify(s, peer, idx, off, rec, len);
+        return fmpl_shm_fifo_notify(s, peer, idx, off, rec, len, comp);
     fmpl_shm_line_write(fmpl_shm_line(s, tl->rank, peer, idx), off, rec, len);
     return FMPL_SUCCESS;
 }

@@ -33,6 +33,8 @@ static int shm_open_(fmpl_tl_t *tl)
     s->cma = !(e && strcmp(e, "0") == 0);
     e = getenv("FMPL_SHM_EAGER");
     s->eager = e ? strtoull(e, NULL, 0) : FMPL_SHM_EAGER_DEFAULT;
+    if (s->cma)
+        tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
@@ -112,6 +114,7 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .put = fmpl_shm_put,
     .put_strided = fmpl_tl_put_strided_by_put,
     .put_iov = fmpl_tl_put_iov_by_put,
+    .get = fmpl_shm_get,
     .mbox_in = fmpl_shm_mbox_in,
     .notify = fmpl_shm_notify,
     .mbox_cas = fmpl_shm_mbox_cas,

@@ -7,6 +7,8 @@
  *   - into a peer's ordinary memory, large: one process_vm_writev (Linux
  *     cross-memory attach), the single copy MPI needs a rendezvous for;
  *   - otherwise (medium, or CMA refused): the pipelined FIFO.
+ * A get (remote read) is a memcpy or one process_vm_readv; without CMA it
+ * is unsupported and the caller lets the sender write instead.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,19 +19,22 @@
 #include "core/log.h"
 #include "transport/shm/shm.h"
 
-static int cma_write(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len, uint64_t raddr)
+/* one process_vm_writev/readv, resumed after partial transfers */
+static int cma_copy(fmpl_shm_t *s, int peer, uint8_t *local, size_t len, uint64_t raddr,
+                    int write)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
     while (len) {
-        struct iovec l = { (void *)src, len };
+        struct iovec l = { local, len };
         struct iovec r = { (void *)(uintptr_t)raddr, len };
-        ssize_t n = process_vm_writev(p->pid, &l, 1, &r, 1, 0);
+        ssize_t n = write ? process_vm_writev(p->pid, &l, 1, &r, 1, 0)
+                          : process_vm_readv(p->pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             return -errno;
         }
-        src += n;
+        local += n;
         raddr += (uint64_t)n;
         len -= (size_t)n;
     }
@@ -56,7 +61,7 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
 
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (s->cma && p->cma_ok && len > s->eager && !p->pend) {
-        int e = cma_write(s, peer, src, len, key->addr + roff);
+        int e = cma_copy(s, peer, (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)
             return FMPL_SUCCESS;
         if (e == -ESRCH) {
@@ -73,4 +78,31 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
         p->cma_ok = 0;
     }
     return fmpl_shm_fifo_put(s, peer, src, len, key, roff, comp);
+}
+
+int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
+                 uint64_t roff)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    if (len == 0)
+        return FMPL_SUCCESS;
+    uint8_t *src = peer == tl->rank ? fmpl_shm_key_local(s, key)
+                                    : fmpl_shm_key_remote(s, peer, key);
+    if (src) {
+        memcpy(dst, src + roff, len);
+        return FMPL_SUCCESS;
+    }
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if ((key->kind & 0xff) != FMPL_SHM_KEY_USER || !s->cma || !p->cma_ok)
+        return FMPL_ERR_UNSUPPORTED;
+    int e = cma_copy(s, peer, dst, len, key->addr + roff, 0);
+    if (e == 0)
+        return FMPL_SUCCESS;
+    if (e == -ESRCH)
+        return FMPL_ERR_PEER;
+    if (e != -EFAULT) {
+        fmpl_log_info("cross-memory read from rank %d refused (%s)", peer, strerror(-e));
+        p->cma_ok = 0;
+    }
+    return FMPL_ERR_UNSUPPORTED;
 }
