@@ -1,0 +1,379 @@
+/*
+ * check_errors - error codes and failure handling.
+ *
+ * Unit (one process): the error table (names, messages, distinctness,
+ * unknown codes), calls before fmpl_init (in a forked child).
+ * Jobs: badargs and truncate workers with 1..8 ranks; peer death (the
+ * kill worker: the last rank SIGKILLs itself while the others wait in
+ * recv, send or finalize): fmplrun ends non-zero within 10 s, every
+ * survivor reports FMPL_ERR_PEER naming the dead rank, no process and no
+ * /dev/shm/fmpl* entry of the job remains; FMPL_PEER_TIMEOUT.
+ */
+#include "fmpl.h"
+#include "testlib.h"
+
+#define JOB_TIMEOUT tl_job_timeout(60)
+
+/* ---- the error table ------------------------------------------------- */
+
+struct ecode { int code; const char *name; const char *msg; };
+static const struct ecode table[] = {
+#define X_(name, code, msg) {code, "FMPL_" #name, msg},
+    FMPL_ERRNO_MAP(X_)
+#undef X_
+};
+#define NCODES ((int)(sizeof table / sizeof table[0]))
+
+START_TEST(test_error_table)
+{
+    int a, b;
+    ck_assert_int_eq(NCODES, -FMPL_ERR_LAST_);
+    for (a = 0; a < NCODES; a++) {
+        const char *n = fmpl_error_name(table[a].code), *m = fmpl_strerror(table[a].code);
+        ck_assert_msg(table[a].code == -a, "code table out of order at %d", a);
+        ck_assert_ptr_nonnull(n);
+        ck_assert_ptr_nonnull(m);
+        ck_assert_str_eq(n, table[a].name);
+        ck_assert_str_eq(m, table[a].msg);
+        ck_assert_msg(m[0] != 0, "empty message for %d", table[a].code);
+        for (b = 0; b < a; b++) {
+            ck_assert_msg(strcmp(m, fmpl_strerror(table[b].code)) != 0,
+                          "%s and %s share a message", table[a].name, table[b].name);
+            ck_assert_msg(strcmp(n, fmpl_error_name(table[b].code)) != 0,
+                          "%s and %s share a name", table[a].name, table[b].name);
+        }
+    }
+    ck_assert_int_eq(FMPL_SUCCESS, 0);
+    ck_assert_int_eq(FMPL_ERR_INTERNAL, -16);
+}
+END_TEST
+
+START_TEST(test_error_unknown)
+{
+    static const int unknown[] = {1, 2, 100, FMPL_ERR_LAST_, -100, INT_MIN, INT_MAX};
+    unsigned u;
+    int b;
+    for (u = 0; u < sizeof unknown / sizeof unknown[0]; u++) {
+        int c = unknown[u];
+        const char *m = fmpl_strerror(c), *n = fmpl_error_name(c);
+        ck_assert_msg(m != NULL && m[0] != 0, "fmpl_strerror(%d) is NULL or empty", c);
+        ck_assert_msg(n != NULL && n[0] != 0, "fmpl_error_name(%d) is NULL or empty", c);
+        for (b = 0; b < NCODES; b++) {
+            ck_assert_msg(strcmp(m, table[b].msg) != 0,
+                          "unknown code %d gives %s's message '%s'", c, table[b].name, m);
+            ck_assert_msg(strcmp(n, table[b].name) != 0, "unknown code %d is named %s", c,
+                          n);
+        }
+    }
+    /* the generic message is the same for every unknown code */
+    ck_assert_str_eq(fmpl_strerror(1), fmpl_strerror(-1000));
+}
+END_TEST
+
+START_TEST(test_version_and_request)
+{
+    fmpl_request_t r;
+    ck_assert_int_eq(FMPL_VERSION_MAJOR, 0);
+    ck_assert_int_ge(FMPL_VERSION_MINOR, 1);
+    ck_assert_int_ge(FMPL_REQUEST_WORDS * 8, sizeof r);
+    ck_assert_int_lt((FMPL_REQUEST_WORDS - 1) * 8, sizeof r);
+    ck_assert_msg(fmpl_wtime() > 0 || fmpl_wtime() == 0, "fmpl_wtime");
+}
+END_TEST
+
+START_TEST(test_wtime_monotonic)
+{
+    double a = fmpl_wtime(), b;
+    tl_sleep(0.05);
+    b = fmpl_wtime();
+    ck_assert_msg(b - a >= 0.045 && b - a < 1.0, "fmpl_wtime advanced %.4f s in a 0.05 s sleep",
+                  b - a);
+}
+END_TEST
+
+/* ---- before fmpl_init, in a forked child ----------------------------- */
+
+START_TEST(test_before_init)
+{
+    pid_t pid = fork();
+    int ws;
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* each failure exits with its own code: the line tells which */
+        char b[8];
+        fmpl_request_t r;
+        int done, ns, np;
+        unsetenv("FMPL_JOBID");
+        unsetenv("PMIX_NAMESPACE");
+        memset(&r, 0, sizeof r);
+        alarm(30);
+#define E(call, ex, k) do { int rc_ = (call); if (rc_ != (ex)) { \
+        fprintf(stderr, "%s = %s, expected %s\n", #call, fmpl_error_name(rc_), \
+                fmpl_error_name(ex)); _exit(k); } } while (0)
+        if (fmpl_rank() != -1 || fmpl_size() != -1) _exit(2);
+        E(fmpl_send(b, 1, 0, 0), FMPL_ERR_NOT_INIT, 3);
+        E(fmpl_recv(b, 1, 0, 0), FMPL_ERR_NOT_INIT, 4);
+        E(fmpl_isend(b, 1, 0, 0, &r), FMPL_ERR_NOT_INIT, 5);
+        E(fmpl_irecv(b, 1, 0, 0, &r), FMPL_ERR_NOT_INIT, 6);
+        E(fmpl_finalize(), FMPL_ERR_NOT_INIT, 7);
+        E(fmpl_sendbuff_set(b, 8, 0), FMPL_ERR_NOT_INIT, 8);
+        E(fmpl_sendbuff_check(&ns, &np), FMPL_ERR_NOT_INIT, 9);
+        if (fmpl_alloc_mem(10) != NULL) _exit(10);
+        /* an unsubmitted request: either answer is fine, but not success */
+        if (fmpl_wait_irecv(&r) == FMPL_SUCCESS) _exit(11);
+        if (fmpl_wait_isend(&r) == FMPL_SUCCESS) _exit(12);
+        if (fmpl_test(&r, &done) == FMPL_SUCCESS) _exit(13);
+        if (fmpl_cancel_irecv(&r) == FMPL_SUCCESS) _exit(14);
+        E(fmpl_init(0), FMPL_ERR_ARG, 15);
+        E(fmpl_init(1048577), FMPL_ERR_ARG, 16);
+        if (fmpl_rank() != -1) _exit(17);
+        E(fmpl_init(1048576), FMPL_SUCCESS, 18);   /* the largest count */
+        if (fmpl_rank() != 0 || fmpl_size() != 1) _exit(19);
+        E(fmpl_send(b, 1, 0, 1048576), FMPL_ERR_INDEX, 20);
+        E(fmpl_irecv(b + 4, 1, 0, 1048575, &r), FMPL_SUCCESS, 22);
+        E(fmpl_send(b, 1, 0, 1048575), FMPL_SUCCESS, 23);
+        E(fmpl_wait_irecv(&r), FMPL_SUCCESS, 24);
+        E(fmpl_finalize(), FMPL_SUCCESS, 21);
+#undef E
+        _exit(0);
+    }
+    waitpid(pid, &ws, 0);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                  "calls before init: child %s %d (see stderr; the number is the failed step)",
+                  WIFEXITED(ws) ? "exited" : "killed by signal",
+                  WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+}
+END_TEST
+
+/* ---- worker jobs ------------------------------------------------------ */
+
+struct spec { const char *prog; int np; const char *env; const char *args[6]; };
+
+static const struct spec worker_specs[] = {
+    {"badargs", 0, NULL, {NULL}},
+    {"badargs", 1, NULL, {NULL}},
+    {"badargs", 2, NULL, {NULL}},
+    {"badargs", 3, "FMPL_SHM_CMA=0", {NULL}},
+    {"badargs", 4, "FMPL_PROGRESS_THREAD=1", {NULL}},
+    {"truncate", 0, NULL, {NULL}},
+    {"truncate", 2, NULL, {NULL}},
+    {"truncate", 2, "FMPL_SHM_CMA=0", {NULL}},
+    {"truncate", 3, NULL, {NULL}},
+    {"truncate", 4, "FMPL_SHM_CMA=0", {NULL}},
+    {"truncate", 8, NULL, {NULL}},
+    {"truncate", 2, "FMPL_SHM_EAGER=1024", {NULL}},
+};
+
+START_TEST(test_workers)
+{
+    const struct spec *s = &worker_specs[_i];
+    job_t j;
+    int st;
+    char desc[200], left[1024];
+    tl_describe(desc, sizeof desc, s->env, s->np, s->prog, s->args);
+    ck_assert_msg(tl_have_prog(s->prog), "test/progs/%s is not built", s->prog);
+    st = run_jobv(&j, s->np, s->env, JOB_TIMEOUT, s->prog, s->args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-50s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_job_ok(&j, st, s->prog, desc);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+END_TEST
+
+/* ---- peer death ------------------------------------------------------- */
+
+struct kspec { int np; const char *what; const char *env; };
+static const struct kspec kill_specs[] = {
+    {2, "recv", NULL},
+    {3, "recv", NULL},
+    {4, "recv", "FMPL_SHM_CMA=0"},
+    {8, "recv", NULL},
+    {2, "send", NULL},
+    {4, "send", NULL},
+    {2, "finalize", NULL},
+    {3, "finalize", NULL},
+    {3, "recv", "FMPL_PROGRESS_THREAD=1"},
+};
+
+/* every "pid P" the job printed must be gone */
+static int pids_alive(const job_t *j, char *desc, size_t n)
+{
+    const char *p = j->out;
+    int alive = 0;
+    desc[0] = 0;
+    while (p && (p = strstr(p, " pid ")) != NULL) {
+        int pid = atoi(p + 5);
+        char path[64], st[256] = "";
+        FILE *f;
+        p += 5;
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(st, sizeof st, f)) {
+            char *q = strrchr(st, ')');
+            if (q && q[2] != 'Z') {
+                size_t u = strlen(desc);
+                snprintf(desc + u, n - u, "pid %d still running; ", pid);
+                alive++;
+            }
+        }
+        fclose(f);
+    }
+    return alive;
+}
+
+START_TEST(test_kill)
+{
+    const struct kspec *k = &kill_specs[_i];
+    job_t j;
+    int st, r, victim = k->np - 1;
+    char desc[200], left[1024], want[64];
+
+    snprintf(desc, sizeof desc, "%s%sfmplrun -n %d kill -w %s", k->env ? k->env : "",
+             k->env ? " " : "", k->np, k->what);
+    st = run_job(&j, k->np, k->env, 60, "kill", "-w", k->what, NULL);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-50s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st != 0 && st != TL_HARD_TIMEOUT && st != 124,
+                  "%s: exit status %d, expected a failure status; output:\n%s", desc, st,
+                  job_tail(&j, 2500));
+    ck_assert_msg(j.secs < 10.0, "%s: fmplrun took %.1f s after a rank died (limit 10 s); "
+                  "output:\n%s", desc, j.secs, job_tail(&j, 2500));
+    for (r = 0; r < victim; r++) {
+        char line[64];
+        snprintf(line, sizeof line, "kill: rank %d: FMPL_ERR_PEER", r);
+        ck_assert_msg(job_has(&j, line), "%s: rank %d did not report FMPL_ERR_PEER; "
+                      "output:\n%s", desc, r, job_tail(&j, 2500));
+    }
+    /* the ranks waiting on the victim directly name it */
+    snprintf(want, sizeof want, "=%d): ", victim);
+    ck_assert_msg(job_has(&j, want), "%s: no survivor names rank %d; output:\n%s", desc,
+                  victim, job_tail(&j, 2500));
+    ck_assert_msg(pids_alive(&j, left, sizeof left) == 0, "%s: %s", desc, left);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+END_TEST
+
+/* a rank killed while every other rank is blocked: the launcher's status */
+START_TEST(test_kill_status)
+{
+    job_t j;
+    int st = run_job(&j, 3, NULL, 60, "kill", "-d", "0.2", NULL);
+    char left[1024];
+    job_log(&j, "kill_status");
+    ck_assert_msg(st == 128 + SIGKILL, "fmplrun -n 3 kill: status %d, expected %d (the first "
+                  "rank to fail died of SIGKILL); output:\n%s", st, 128 + SIGKILL,
+                  job_tail(&j, 2000));
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
+/* FMPL_PEER_TIMEOUT: every rank waits for a message nobody sends */
+START_TEST(test_peer_timeout)
+{
+    job_t j;
+    int st = run_job(&j, 2, "FMPL_PEER_TIMEOUT=1", 60, "hello", "-b", NULL);
+    char left[1024];
+    job_log(&j, "peer_timeout");
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT,
+                  "FMPL_PEER_TIMEOUT=1 fmplrun -n 2 hello -b: status %d; output:\n%s", st,
+                  job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "returned FMPL_ERR_PEER"),
+                  "no FMPL_ERR_PEER with FMPL_PEER_TIMEOUT=1; output:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 10, "took %.1f s with FMPL_PEER_TIMEOUT=1", j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
+/* a rank that never joins: the others' fmpl_init must fail, not hang */
+START_TEST(test_death_before_init)
+{
+    static const char *codes[] = {"0", "4"};
+    job_t j;
+    char left[1024], what[128];
+    int st, r;
+    snprintf(what, sizeof what, "fmplrun -n 3 hello -E -r 1 -e %s", codes[_i]);
+    st = run_job(&j, 3, NULL, 60, "hello", "-E", "-r", "1", "-e", codes[_i], NULL);
+    job_log(&j, what);
+    fprintf(stderr, "  %-50s status %d, %.2f s\n", what, st, j.secs);
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT,
+                  "%s: status %d; output:\n%s", what, st, job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 10, "%s: took %.1f s", what, j.secs);
+    for (r = 0; r < 3; r += 2) {
+        char l[64];
+        snprintf(l, sizeof l, "hello rank %d: fmpl_init returned FMPL_ERR_PEER", r);
+        ck_assert_msg(job_has(&j, l), "%s: missing '%s'; output:\n%s", what, l,
+                      job_tail(&j, 2000));
+    }
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
+/* a rank that returns 0 without fmpl_finalize has left the job */
+START_TEST(test_exit_without_finalize)
+{
+    job_t j;
+    char left[1024];
+    int st = run_job(&j, 3, NULL, 60, "hello", "-q", "-r", "2", NULL);
+    job_log(&j, "exit_without_finalize");
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT,
+                  "fmplrun -n 3 hello -q: status %d; output:\n%s", st, job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 10, "took %.1f s", j.secs);
+    ck_assert_msg(job_has(&j, "hello rank 0: fmpl_recv from 2 returned FMPL_ERR_PEER") &&
+                  job_has(&j, "hello rank 1: fmpl_recv from 2 returned FMPL_ERR_PEER"),
+                  "survivors did not get FMPL_ERR_PEER; output:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
+static Suite *errors_suite(void)
+{
+    Suite *s = suite_create("errors");
+    TCase *tc;
+
+    tc = tcase_create("unit");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_error_table);
+    tcase_add_test(tc, test_error_unknown);
+    tcase_add_test(tc, test_version_and_request);
+    tcase_add_test(tc, test_wtime_monotonic);
+    tcase_add_test(tc, test_before_init);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("workers");
+    tcase_set_timeout(tc, JOB_TIMEOUT + 60);
+    tcase_add_loop_test(tc, test_workers, 0,
+                        (int)(sizeof worker_specs / sizeof worker_specs[0]));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("peer_death");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_kill, 0, (int)(sizeof kill_specs / sizeof kill_specs[0]));
+    tcase_add_test(tc, test_kill_status);
+    tcase_add_test(tc, test_peer_timeout);
+    tcase_add_loop_test(tc, test_death_before_init, 0, 2);
+    tcase_add_test(tc, test_exit_without_finalize);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(errors_suite());
+    int nfail;
+    srunner_run_all(sr, CK_NORMAL);
+    nfail = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nfail == 0 ? 0 : 1;
+}

@@ -1,0 +1,365 @@
+/*
+ * check_p2p - point-to-point data tests.
+ *
+ * Unit part (one process, no launcher, each in a forked child): a job of
+ * one process: init, rank 0 of 1, messages to self, spill, alloc_mem,
+ * finalize.
+ * Job part: the worker programs of test/progs under bin/fmplrun with 1..8
+ * ranks, with cross-memory attach and without (FMPL_SHM_CMA=0), other
+ * eager thresholds and the progress thread.  Each job runs with
+ * fmplrun -t; the Check timeout is larger.
+ */
+#include "fmpl.h"
+#include "testlib.h"
+
+#define JOB_TIMEOUT tl_job_timeout(60)
+#define CK_TIMEOUT (JOB_TIMEOUT + 60)
+
+struct spec {
+    const char *prog;
+    int np;                 /* 0: without the launcher */
+    const char *env;
+    const char *args[16];
+};
+
+#define NOCMA "FMPL_SHM_CMA=0"
+
+static const struct spec pingpong_specs[] = {
+    {"pingpong", 2, NULL, {NULL}},
+    {"pingpong", 2, NOCMA, {NULL}},
+    {"pingpong", 2, NULL, {"-i", NULL}},
+    {"pingpong", 2, NOCMA, {"-i", "-m", "16M", NULL}},
+    {"pingpong", 2, NULL, {"-a", "-m", "16M", NULL}},
+    {"pingpong", 2, NOCMA, {"-a", "-i", "-m", "4M", NULL}},
+    {"pingpong", 3, NULL, {"-m", "4M", NULL}},
+    {"pingpong", 3, NOCMA, {"-m", "4M", "-i", NULL}},
+    {"pingpong", 4, NULL, {"-m", "4M", NULL}},
+    {"pingpong", 4, NOCMA, {"-m", "2M", NULL}},
+    {"pingpong", 8, NULL, {"-m", "1M", NULL}},
+    {"pingpong", 8, NOCMA, {"-m", "1M", "-i", NULL}},
+    {"pingpong", 2, "FMPL_SHM_EAGER=0", {"-m", "1M", NULL}},
+    {"pingpong", 2, "FMPL_SHM_EAGER=1", {"-m", "1M", "-i", NULL}},
+    {"pingpong", 2, "FMPL_SHM_EAGER=4096", {"-m", "4M", NULL}},
+    {"pingpong", 2, "FMPL_SHM_EAGER=16777216", {"-m", "32M", NULL}},
+    {"pingpong", 2, "FMPL_PROGRESS_THREAD=1", {"-m", "16M", NULL}},
+    {"pingpong", 2, "FMPL_PROGRESS_THREAD=1 " NOCMA, {"-m", "4M", "-i", NULL}},
+    {"pingpong", 1, NULL, {"-m", "1M", NULL}},
+    {"pingpong", 0, NULL, {"-m", "1M", NULL}},
+    {"pingpong", 2, NULL, {"-r", "20", "-m", "4096", "-x", "7", NULL}},
+    {"pingpong", 2, "FMPL_TRANSPORT=shm FMPL_VERBOSE=1", {"-m", "64K", NULL}},
+};
+
+static const struct spec random_specs[] = {
+    {"random", 2, NULL, {NULL}},
+    {"random", 2, NOCMA, {NULL}},
+    {"random", 3, NULL, {"-s", "3", NULL}},
+    {"random", 3, NOCMA, {"-s", "4", "-a", NULL}},
+    {"random", 4, NULL, {"-s", "5", NULL}},
+    {"random", 4, NOCMA, {"-s", "6", NULL}},
+    {"random", 8, NULL, {"-s", "7", "-k", "12", "-R", "4", NULL}},
+    {"random", 8, NOCMA, {"-s", "8", "-k", "12", "-R", "4", NULL}},
+    {"random", 4, "FMPL_PROGRESS_THREAD=1", {"-s", "9", NULL}},
+    {"random", 4, "FMPL_SHM_EAGER=4096", {"-s", "10", NULL}},
+    {"random", 2, NULL, {"-s", "11", "-I", "4", "-k", "8", "-R", "30", "-M", "64K", NULL}},
+    {"random", 1, NULL, {"-s", "12", NULL}},
+    {"random", 3, NULL, {"-s", "13", "-I", "200000", "-k", "40", NULL}},
+    {"random", 3, NOCMA, {"-s", "14", "-I", "1", "-k", "1", "-R", "40", NULL}},
+    {"random", 4, NOCMA, {"-s", "15", "-R", "40", "-k", "8", "-M", "300K", "-a", NULL}},
+};
+
+static const struct spec spill_specs[] = {
+    {"spill", 2, NULL, {NULL}},
+    {"spill", 2, NOCMA, {NULL}},
+    {"spill", 2, NULL, {"-t", "2000", NULL}},
+    {"spill", 3, NULL, {NULL}},
+    {"spill", 4, NOCMA, {NULL}},
+    {"spill", 8, NULL, {NULL}},
+    {"spill", 2, "FMPL_PROGRESS_THREAD=1", {NULL}},
+    {"spill", 1, NULL, {NULL}},
+};
+
+static const struct spec sync_specs[] = {
+    {"sync", 2, NULL, {NULL}},
+    {"sync", 2, NOCMA, {NULL}},
+    {"sync", 3, NULL, {"-m", "2M", NULL}},
+    {"sync", 4, NOCMA, {"-m", "1M", NULL}},
+    {"sync", 8, NULL, {"-m", "256K", "-r", "1", NULL}},
+    {"sync", 8, NOCMA, {"-m", "256K", "-r", "1", NULL}},
+    {"sync", 2, "FMPL_PROGRESS_THREAD=1", {"-m", "4M", NULL}},
+    {"sync", 1, NULL, {"-m", "1M", NULL}},
+};
+
+static const struct spec cancel_specs[] = {
+    {"cancel", 2, NULL, {NULL}},
+    {"cancel", 2, NOCMA, {NULL}},
+    {"cancel", 3, NULL, {NULL}},
+    {"cancel", 3, NOCMA, {NULL}},
+    {"cancel", 4, NULL, {NULL}},
+    {"cancel", 8, NULL, {"-R", "20", NULL}},
+    {"cancel", 8, NOCMA, {"-R", "20", NULL}},
+    {"cancel", 3, "FMPL_PROGRESS_THREAD=1", {NULL}},
+};
+
+static const struct spec selfsend_specs[] = {
+    {"selfsend", 0, NULL, {NULL}},
+    {"selfsend", 0, NOCMA, {NULL}},
+    {"selfsend", 2, NULL, {NULL}},
+    {"selfsend", 2, NOCMA, {NULL}},
+    {"selfsend", 4, NULL, {"-m", "1M", NULL}},
+};
+
+static const struct spec progress_specs[] = {
+    {"progress", 2, NULL, {NULL}},
+    {"progress", 2, NOCMA, {NULL}},
+    {"progress", 3, NOCMA, {NULL}},
+};
+
+static void run_spec(const struct spec *s)
+{
+    job_t j;
+    int st;
+    char desc[256], left[1024];
+
+    tl_describe(desc, sizeof desc, s->env, s->np, s->prog, s->args);
+    ck_assert_msg(tl_have_prog(s->prog), "test/progs/%s is not built", s->prog);
+    st = run_jobv(&j, s->np, s->env, JOB_TIMEOUT, s->prog, s->args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_job_ok(&j, st, s->prog, desc);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+
+#define SPEC_TEST(name, table)                                                \
+    START_TEST(test_##name) { run_spec(&table[_i]); }                         \
+    END_TEST
+
+SPEC_TEST(pingpong, pingpong_specs)
+SPEC_TEST(random, random_specs)
+SPEC_TEST(spill, spill_specs)
+SPEC_TEST(sync, sync_specs)
+SPEC_TEST(cancel, cancel_specs)
+SPEC_TEST(selfsend, selfsend_specs)
+SPEC_TEST(progress, progress_specs)
+
+/* ---- a job of one process without the launcher, in-process ---------- */
+
+/* Run fn in a forked child without any launcher environment; the child
+ * reports the first failed check through a pipe. */
+static char child_msg[2048];
+static int child_fd = -1;
+
+#define CCHECK(cond, ...)                                                     \
+    do {                                                                      \
+        if (!(cond)) {                                                        \
+            char m_[1024];                                                    \
+            int n_ = snprintf(m_, sizeof m_, "%s:%d: " #cond ": ", __FILE__, __LINE__); \
+            n_ += snprintf(m_ + n_, sizeof m_ - (size_t)n_, __VA_ARGS__);     \
+            if (write(child_fd, m_, strlen(m_)) < 0) {}                       \
+            _exit(1);                                                         \
+        }                                                                     \
+    } while (0)
+#define CRC(call, ex)                                                         \
+    do {                                                                      \
+        int r_ = (call);                                                      \
+        CCHECK(r_ == (ex), "%s = %d %s, expected %s", #call, r_,              \
+               fmpl_error_name(r_), fmpl_error_name(ex));                     \
+    } while (0)
+
+static int in_child(void (*fn)(void), double timeout)
+{
+    int p[2], ws = 0;
+    pid_t pid;
+    double t0 = tl_now();
+    ssize_t n;
+
+    child_msg[0] = 0;
+    ck_assert_int_eq(pipe(p), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        close(p[0]);
+        child_fd = p[1];
+        unsetenv("FMPL_JOBID");
+        unsetenv("FMPL_RANK");
+        unsetenv("FMPL_SIZE");
+        unsetenv("PMIX_NAMESPACE");
+        unsetenv("PMIX_RANK");
+        alarm((unsigned)timeout + 1);
+        fn();
+        _exit(0);
+    }
+    close(p[1]);
+    while (waitpid(pid, &ws, WNOHANG) == 0) {
+        if (tl_now() - t0 > timeout) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &ws, 0);
+            snprintf(child_msg, sizeof child_msg, "timed out after %.0f s", timeout);
+            close(p[0]);
+            return -1;
+        }
+        tl_sleep(0.01);
+    }
+    n = read(p[0], child_msg, sizeof child_msg - 1);
+    child_msg[n > 0 ? n : 0] = 0;
+    close(p[0]);
+    if (WIFSIGNALED(ws))
+        snprintf(child_msg + strlen(child_msg), sizeof child_msg - strlen(child_msg),
+                 " (killed by signal %d)", WTERMSIG(ws));
+    return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+}
+
+static void single_job(void)
+{
+    static unsigned char s[70000], r[70000 + 16];
+    unsigned char *a, *spill;
+    fmpl_request_t rq, sq;
+    int ns, np, i, done;
+    double t0;
+
+    CCHECK(fmpl_rank() == -1 && fmpl_size() == -1, "rank/size before init");
+    t0 = fmpl_wtime();
+    CRC(fmpl_init(8), FMPL_SUCCESS);
+    CCHECK(fmpl_rank() == 0, "rank %d", fmpl_rank());
+    CCHECK(fmpl_size() == 1, "size %d", fmpl_size());
+    CCHECK(fmpl_wtime() >= t0, "fmpl_wtime went backwards");
+    CRC(fmpl_send(s, 1, 1, 0), FMPL_ERR_RANK);
+    for (i = 0; i < (int)sizeof s; i++)
+        s[i] = (unsigned char)(i * 7 + 1);
+    /* irecv then blocking send to self */
+    memset(&rq, 0, sizeof rq);
+    memset(&sq, 0, sizeof sq);
+    memset(r, 0xee, sizeof r);
+    CRC(fmpl_irecv(r, sizeof s, 0, 3, &rq), FMPL_SUCCESS);
+    CRC(fmpl_send(s, sizeof s, 0, 3), FMPL_SUCCESS);
+    CRC(fmpl_wait_irecv(&rq), FMPL_SUCCESS);
+    CCHECK(memcmp(r, s, sizeof s) == 0, "self message corrupted");
+    CCHECK(r[sizeof s] == 0xee, "guard overwritten");
+    /* isend, then recv, with fmpl_test */
+    memset(r, 0, sizeof r);
+    CRC(fmpl_isend(s, 1000, 0, 3, &sq), FMPL_SUCCESS);
+    CRC(fmpl_irecv(r, 1000, 0, 3, &rq), FMPL_SUCCESS);
+    done = 0;
+    for (i = 0; i < 10000000 && !done; i++)
+        CRC(fmpl_test(&rq, &done), FMPL_SUCCESS);
+    CCHECK(done, "self receive never completed under fmpl_test");
+    CRC(fmpl_wait_irecv(&rq), FMPL_SUCCESS);
+    CRC(fmpl_wait_isend(&sq), FMPL_SUCCESS);
+    CCHECK(memcmp(r, s, 1000) == 0, "self isend corrupted");
+    /* zero size */
+    CRC(fmpl_irecv(NULL, 0, 0, 7, &rq), FMPL_SUCCESS);
+    CRC(fmpl_send(NULL, 0, 0, 7), FMPL_SUCCESS);
+    CRC(fmpl_wait_irecv(&rq), FMPL_SUCCESS);
+    /* spill */
+    spill = malloc(1 << 20);
+    CRC(fmpl_sendbuff_set(spill, 1 << 20, 0), FMPL_SUCCESS);
+    CRC(fmpl_send(s, sizeof s, 0, 1), FMPL_SUCCESS);
+    memset(s, 0, sizeof s);
+    CRC(fmpl_sendbuff_check(&ns, &np), FMPL_SUCCESS);
+    CCHECK(ns == 0 && np == 1, "nsend %d nspool %d", ns, np);
+    CRC(fmpl_recv(r, sizeof r, 0, 1), FMPL_SUCCESS);
+    for (i = 0; i < (int)sizeof s; i++)
+        CCHECK(r[i] == (unsigned char)(i * 7 + 1), "spilled self message byte %d", i);
+    CRC(fmpl_sendbuff_check(&ns, &np), FMPL_SUCCESS);
+    CCHECK(ns == 1 && np == 0, "nsend %d nspool %d", ns, np);
+    CRC(fmpl_sendbuff_set(NULL, 0, 0), FMPL_SUCCESS);
+    free(spill);
+    /* alloc_mem */
+    a = fmpl_alloc_mem(1 << 20);
+    CCHECK(a != NULL, "fmpl_alloc_mem");
+    memset(a, 1, 1 << 20);
+    CRC(fmpl_free_mem(a), FMPL_SUCCESS);
+    CRC(fmpl_finalize(), FMPL_SUCCESS);
+    CRC(fmpl_finalize(), FMPL_ERR_NOT_INIT);
+    CCHECK(fmpl_rank() == -1, "rank after finalize %d", fmpl_rank());
+}
+
+START_TEST(test_single_process_job)
+{
+    int st = in_child(single_job, 60);
+    ck_assert_msg(st == 0, "job of one process: exit %d: %s", st, child_msg);
+}
+END_TEST
+
+/* The same without any FMPL call's help: many processes each a job of
+ * one, at once (no shared names between them). */
+static void single_job_quiet(void)
+{
+    unsigned char s[100], r[100];
+    fmpl_request_t rq;
+    int k;
+    CRC(fmpl_init(2), FMPL_SUCCESS);
+    for (k = 0; k < 100; k++) {
+        memset(s, k, sizeof s);
+        memset(&rq, 0, sizeof rq);
+        CRC(fmpl_irecv(r, sizeof r, 0, k % 2, &rq), FMPL_SUCCESS);
+        CRC(fmpl_send(s, sizeof s, 0, k % 2), FMPL_SUCCESS);
+        CRC(fmpl_wait_irecv(&rq), FMPL_SUCCESS);
+        CCHECK(memcmp(r, s, sizeof s) == 0, "round %d", k);
+    }
+    CRC(fmpl_finalize(), FMPL_SUCCESS);
+}
+
+START_TEST(test_many_single_jobs)
+{
+    pid_t kids[6];
+    int i, bad = 0;
+    for (i = 0; i < 6; i++) {
+        kids[i] = fork();
+        ck_assert_int_ge(kids[i], 0);
+        if (kids[i] == 0) {
+            int st = in_child(single_job_quiet, 60);
+            if (st != 0)
+                fprintf(stderr, "single job %d: %s\n", i, child_msg);
+            _exit(st == 0 ? 0 : 1);
+        }
+    }
+    for (i = 0; i < 6; i++) {
+        int ws;
+        waitpid(kids[i], &ws, 0);
+        if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+            bad++;
+    }
+    ck_assert_msg(bad == 0, "%d of 6 simultaneous jobs of one process failed", bad);
+}
+END_TEST
+
+#define NSPEC(t) ((int)(sizeof t / sizeof t[0]))
+
+static Suite *p2p_suite(void)
+{
+    Suite *s = suite_create("p2p");
+    TCase *tc;
+
+    tc = tcase_create("single");
+    tcase_set_timeout(tc, 90);
+    tcase_add_test(tc, test_single_process_job);
+    tcase_add_test(tc, test_many_single_jobs);
+    suite_add_tcase(s, tc);
+
+#define ADD(name, table)                                                      \
+    tc = tcase_create(#name);                                                 \
+    tcase_set_timeout(tc, CK_TIMEOUT);                                        \
+    tcase_add_loop_test(tc, test_##name, 0, NSPEC(table));                    \
+    suite_add_tcase(s, tc);
+
+    ADD(pingpong, pingpong_specs)
+    ADD(random, random_specs)
+    ADD(spill, spill_specs)
+    ADD(sync, sync_specs)
+    ADD(cancel, cancel_specs)
+    ADD(selfsend, selfsend_specs)
+    ADD(progress, progress_specs)
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(p2p_suite());
+    int nfail;
+    srunner_run_all(sr, CK_NORMAL);
+    nfail = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nfail == 0 ? 0 : 1;
+}

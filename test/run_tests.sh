@@ -1,0 +1,160 @@
+#!/bin/bash
+# run_tests.sh - run every FMPL test (what `make check` runs after `make all`).
+#
+#   test/run_tests.sh [NAME...]     from any directory
+#
+# Runs, in order:
+#   1. every test/check_* driver (Check; each prints its own summary);
+#   2. test/progs/fortran_pingpong under fmplrun -n 2, if built;
+#   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
+#      valgrind --error-exitcode=9;
+#   4. test/pmix_test.sh, if it exists and mpirun is installed.
+# With NAME arguments only the steps whose name contains one of them run
+# (e.g. `test/run_tests.sh check_launch valgrind`).
+#
+# Counts: a Check driver adds its passed and failed tests; every other step
+# is one test.  The last line is "N passed, M failed"; the exit status is
+# non-zero when anything failed.  Logs go to test/logs/.
+set -u
+
+cd "$(dirname "$0")/.." || exit 2
+TOP=$(pwd)
+export FMPL_TOP="$TOP"
+LOGS="$TOP/test/logs"
+mkdir -p "$LOGS"
+# Check's own defaults, unless the caller chose
+export CK_VERBOSITY="${CK_VERBOSITY:-normal}"
+# mpirun refuses root without these (pmix_test.sh)
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+
+passed=0
+failed=0
+failures=()
+suite_t0=$(date +%s)
+
+selected() {
+    [ $# -ge 1 ] || return 0
+    local name=$1 pat
+    shift
+    [ $# -eq 0 ] && return 0
+    for pat in "$@"; do
+        case "$name" in *"$pat"*) return 0 ;; esac
+    done
+    return 1
+}
+
+# record NAME RESULT(0 = pass)
+record() {
+    if [ "$2" = 0 ]; then
+        passed=$((passed + 1))
+    else
+        failed=$((failed + 1))
+        failures+=("$1")
+    fi
+}
+
+# run_step NAME TIMEOUT CMD... : one test, output to the log and the screen
+run_step() {
+    local name=$1 limit=$2 rc t0 t1
+    shift 2
+    echo "=== $name: $*"
+    t0=$(date +%s)
+    timeout -k 10 "$limit" "$@" > "$LOGS/$name.log" 2>&1
+    rc=$?
+    t1=$(date +%s)
+    tail -n 20 "$LOGS/$name.log" | sed 's/^/    /'
+    if [ $rc = 0 ]; then
+        echo "--- $name: PASS ($((t1 - t0)) s)"
+    else
+        echo "--- $name: FAIL, exit status $rc ($((t1 - t0)) s), log $LOGS/$name.log"
+    fi
+    record "$name" $rc
+}
+
+# ---- 1. Check drivers ------------------------------------------------
+for t in test/check_*; do
+    case "$t" in *.c|*.o|*.log) continue ;; esac
+    [ -f "$t" ] && [ -x "$t" ] || continue
+    name=$(basename "$t")
+    selected "$name" "$@" || continue
+    echo "=== $name"
+    t0=$(date +%s)
+    "$TOP/$t" 2>&1 | tee "$LOGS/$name.log"
+    rc=${PIPESTATUS[0]}
+    t1=$(date +%s)
+    summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
+              "$LOGS/$name.log" | tail -n 1)
+    if [ -n "$summary" ]; then
+        n=$(echo "$summary" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+        f=$(echo "$summary" | sed -E 's/.*Failures: ([0-9]+).*/\1/')
+        e=$(echo "$summary" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
+        bad=$((f + e))
+        good=$((n - bad))
+        if [ $rc != 0 ] && [ $bad = 0 ]; then
+            bad=1   # crashed after its summary
+        fi
+        passed=$((passed + good))
+        failed=$((failed + bad))
+        [ $bad = 0 ] || failures+=("$name ($bad)")
+    else
+        record "$name (no summary, exit status $rc)" 1
+    fi
+    echo "--- $name: exit status $rc ($((t1 - t0)) s)"
+done
+
+# ---- 2. Fortran --------------------------------------------------------
+if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
+    run_step fortran_pingpong 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
+fi
+
+# ---- 3. valgrind -------------------------------------------------------
+if command -v valgrind > /dev/null 2>&1; then
+    VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+    VG="$VG --track-origins=no --fair-sched=yes"
+    if selected valgrind_pingpong "$@"; then
+        run_step valgrind_pingpong 600 bin/fmplrun -n 2 -t 500 $VG \
+            test/progs/pingpong -m 65536
+    fi
+    if selected valgrind_pingpong_nocma "$@"; then
+        run_step valgrind_pingpong_nocma 600 env FMPL_SHM_CMA=0 \
+            bin/fmplrun -n 2 -t 500 $VG test/progs/pingpong -i -m 65536
+    fi
+    if selected valgrind_selfsend "$@"; then
+        run_step valgrind_selfsend 600 bin/fmplrun -n 2 -t 500 $VG \
+            test/progs/selfsend -m 1M
+    fi
+    # the rest of the workers, small, 2 ranks
+    for w in "random -M 64K -R 3 -k 12" "spill" "cancel -R 6" "truncate" "badargs" \
+             "sync -m 256K -r 1"; do
+        name="valgrind_${w%% *}"
+        if [ -x "test/progs/${w%% *}" ] && selected "$name" "$@"; then
+            run_step "$name" 600 bin/fmplrun -n 2 -t 500 $VG test/progs/$w
+        fi
+    done
+    if selected valgrind_progress_thread "$@"; then
+        run_step valgrind_progress_thread 600 env FMPL_PROGRESS_THREAD=1 \
+            bin/fmplrun -n 2 -t 500 $VG test/progs/pingpong -i -m 65536
+    fi
+else
+    echo "=== valgrind not installed: memcheck steps skipped"
+fi
+
+# ---- 4. PMIx -----------------------------------------------------------
+if [ -f test/pmix_test.sh ] && selected pmix_test "$@"; then
+    if command -v mpirun > /dev/null 2>&1; then
+        run_step pmix_test 600 bash test/pmix_test.sh
+    else
+        echo "=== pmix_test: mpirun not installed, skipped"
+    fi
+fi
+
+# ---- summary -----------------------------------------------------------
+echo
+echo "=== total time $(( $(date +%s) - suite_t0 )) s"
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "=== failed: ${failures[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
