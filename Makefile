@@ -52,7 +52,11 @@ ifneq ($(HAVE_MPICC),)
 BENCH_MPI  := $(patsubst %.c,%,$(filter-out bench/mpi/bench_util.c,$(BENCH_MPI_SRC)))
 endif
 TEST_UNIT  := $(patsubst %.c,%,$(wildcard test/check_*.c))
-TEST_PROGS := $(patsubst %.c,%,$(wildcard test/progs/*.c))
+# test/progs/mpi_*.c use MPI: built with mpicc, and only when it exists
+TEST_PROGS := $(patsubst %.c,%,$(filter-out test/progs/mpi_%,$(wildcard test/progs/*.c)))
+ifneq ($(HAVE_MPICC),)
+TEST_PROGS += $(patsubst %.c,%,$(wildcard test/progs/mpi_*.c))
+endif
 TEST_FPROGS:= $(patsubst %.f90,%,$(wildcard test/progs/*.f90))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
@@ -114,6 +118,8 @@ test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/core/boot_pmix.c src/co
 	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
 	    -o $@ test/progs/boot_pmix_mpi.c src/core/boot_pmix.c $(PMIX_LIBS)
 endif
+test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
+	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)
 test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h
 	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
 

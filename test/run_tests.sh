@@ -8,7 +8,8 @@
 #   2. test/progs/fortran_pingpong under fmplrun -n 2, if built;
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
-#   4. test/pmix_test.sh, if it exists and mpirun is installed.
+#   4. test/pmix_test.sh, if it exists and mpirun is installed;
+#   5. FMPL jobs (pingpong, random, MPI beside FMPL) under mpirun.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
 #
@@ -147,6 +148,17 @@ if [ -f test/pmix_test.sh ] && selected pmix_test "$@"; then
         run_step pmix_test 600 bash test/pmix_test.sh
     else
         echo "=== pmix_test: mpirun not installed, skipped"
+    fi
+fi
+
+# ---- 5. whole FMPL jobs under Open MPI's mpirun (PMIx bootstrap) --------
+if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
+    MR="mpirun --allow-run-as-root --oversubscribe"
+    run_step mpirun_pingpong 300 $MR -n 2 test/progs/pingpong -m 4M
+    run_step mpirun_random 300 $MR -n 4 test/progs/random
+    if [ -x test/progs/mpi_fmpl ]; then
+        run_step mpirun_mpi_fmpl_2 300 $MR -n 2 test/progs/mpi_fmpl
+        run_step mpirun_mpi_fmpl_3 300 $MR -n 3 test/progs/mpi_fmpl
     fi
 fi
 
