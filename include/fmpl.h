@@ -44,10 +44,10 @@
  *                            go through the pipelined shared buffers.
  *   FMPL_SHM_EAGER=BYTES     largest message sent through the pipelined
  *                            shared buffers when cross-memory attach is on.
- *   FMPL_SPLIT_MIN=BYTES     messages from this size (default 512 KiB) are
- *                            copied by sender and receiver together, half
- *                            each, when the transport can read remotely;
- *                            0 turns this off.
+ *   FMPL_SPLIT_MIN=BYTES     messages larger than this (default 64 KiB)
+ *                            are copied by sender and receiver together,
+ *                            half each, when the transport can read
+ *                            remotely; 0 turns this off.
  *   FMPL_PEER_TIMEOUT=SEC    (none by default) give up a wait on one peer
  *                            after SEC seconds with FMPL_ERR_PEER.
  *   FMPL_VERBOSE=1           print bootstrap and transport decisions.

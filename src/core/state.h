@@ -28,7 +28,7 @@ typedef struct fmpl_state {
     fmpl_slot_t *slots;            /* [size][nidx] */
     int oversubscribed;            /* more local processes than cores */
     double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */
-    uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies from here */
+    uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies above this */
     int dead_logged;               /* first dead rank reported, -1 none */
     struct fmpl_spill *spill;
     /* progress thread */
