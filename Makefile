@@ -86,9 +86,11 @@ bin/fmplrun: tools/fmplrun.c $(HDRS)
 	@mkdir -p bin
 	$(CC) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
 
+# fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
+PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) -lpthread -lrt|g'
 fmpl.pc: fmpl.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-	    -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) -lpthread -lrt|g' $< > $@
+	$(PC_SED) $< > $@
 
 # Programs link the static library (no PLT on the fast path) except the
 # examples, which use the shared one the way an installed user would.
@@ -152,7 +154,7 @@ install: all
 	install -m 644 lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl.so
-	install -m 644 fmpl.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	$(PC_SED) fmpl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc
 	install -m 755 bin/fmplrun $(DESTDIR)$(PREFIX)/bin/
 
 uninstall:

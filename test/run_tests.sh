@@ -9,7 +9,8 @@
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
-#   5. FMPL jobs (pingpong, random, MPI beside FMPL) under mpirun.
+#   5. FMPL jobs (pingpong, random, MPI beside FMPL) under mpirun;
+#   6. make install into a scratch prefix, pkg-config build, run.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
 #
@@ -160,6 +161,11 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
         run_step mpirun_mpi_fmpl_2 300 $MR -n 2 test/progs/mpi_fmpl
         run_step mpirun_mpi_fmpl_3 300 $MR -n 3 test/progs/mpi_fmpl
     fi
+fi
+
+# ---- 6. make install, then build the way a user does --------------------
+if selected install_test "$@"; then
+    run_step install_test 300 sh test/install_test.sh
 fi
 
 # ---- summary -----------------------------------------------------------

@@ -9,6 +9,7 @@
  * dead_rank) learn that a peer is gone instead of hanging.
  */
 #include "core/boot.h"
+#include "core/cpu.h"
 #include "core/launch_ctl.h"
 #include "fmpl.h"
 
@@ -46,15 +47,6 @@ static long long now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 static int key_ok(const char *key)
@@ -214,7 +206,7 @@ static int local_fence(fmpl_boot_t *b)
     for (int i = 0; i < SPIN_ITERS; i++) {
         if (atomic_load_explicit(&c->fence_gen, memory_order_acquire) != gen)
             return FMPL_SUCCESS;
-        cpu_relax();
+        fmpl_cpu_relax();
     }
     start = now_ns();
     next_check = start + CHECK_NS;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "fmpl.h"
+#include "core/cpu.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
@@ -20,15 +21,6 @@
 #define SPIN_ALONE     20000u
 /* seconds between liveness checks while waiting */
 #define CHECK_PERIOD   0.05
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
-}
 
 int fmpl_progress(void)
 {
@@ -69,7 +61,7 @@ int fmpl_wait_idle(fmpl_wait_t *w)
     if (fmpl_g.oversubscribed ? i > 8 : i > SPIN_ALONE)
         sched_yield();
     else
-        cpu_relax();
+        fmpl_cpu_relax();
     if (i % 256)
         return FMPL_SUCCESS;
     double now = fmpl_wtime();
