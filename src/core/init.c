@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "p2p/p2p.h"
 #include "p2p/spill.h"
 
 /* Upper bound on indices: the mailbox holds size x count lines. */
@@ -114,6 +115,8 @@ int fmpl_finalize(void)
     if (rc == FMPL_SUCCESS)
         rc = frc;
     fmpl_spill_free();
+    fmpl_p2p_send_forget();
+    fmpl_p2p_recv_forget();
     fmpl_g.boot.ops->mark_finalized(&fmpl_g.boot);
     fmpl_g.initialized = 0;
     release_all();

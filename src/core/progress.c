@@ -27,6 +27,8 @@ int fmpl_progress(void)
     int n = fmpl_g.tl.ops->progress(&fmpl_g.tl);
     if (fmpl_p2p_send_pending())
         n += fmpl_p2p_send_progress();
+    if (fmpl_p2p_recv_watched())
+        n += fmpl_p2p_recv_progress();
     if (fmpl_g.spill)
         n += fmpl_spill_progress();
     return n;

@@ -103,6 +103,7 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_QUEUED   8u     /* send: on the pending-send list */
 #define FMPL_RF_SPLIT   16u     /* send: split, waiting for the receiver's part */
 #define FMPL_RF_GOT     32u     /* receive: our part of a split is copied */
+#define FMPL_RF_WATCHED 64u     /* receive: on the large-receive list */
 
 /* priv[0]: put completion; priv[1..2]: pending-send links; priv[3]: the
  * time a split send finished its own part */
@@ -133,7 +134,9 @@ static inline int fmpl_p2p_check(const void *buf, size_t size, int peer, int mai
 
 /* Unmatched isends wait on an intrusive list (priv[1] next, priv[2]
  * prev) that every FMPL call's progress walks, so that `isend; recv;
- * wait_isend` on both sides cannot deadlock. */
+ * wait_isend` on both sides cannot deadlock.  Active large irecvs sit on
+ * a list of their own, so that the receiver's half of a split message is
+ * read by whichever FMPL call comes first, not only by its wait. */
 static inline fmpl_request_t **fmpl_req_next(fmpl_request_t *r)
 {
     return (fmpl_request_t **)(void *)&r->priv[1];
@@ -146,6 +149,7 @@ static inline fmpl_request_t **fmpl_req_prev(fmpl_request_t *r)
 /* send.c */
 int fmpl_p2p_send_progress(void);
 int fmpl_p2p_send_pending(void);
+void fmpl_p2p_send_forget(void);
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                    fmpl_tl_comp_t *comp, int *status, int *split);
 int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
@@ -159,5 +163,8 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
 int fmpl_p2p_recv_try(fmpl_request_t *req);
 int fmpl_p2p_recv_wait(fmpl_request_t *req);
 int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc);
+int fmpl_p2p_recv_progress(void);
+int fmpl_p2p_recv_watched(void);
+void fmpl_p2p_recv_forget(void);
 
 #endif

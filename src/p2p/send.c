@@ -162,6 +162,9 @@ int fmpl_p2p_send_progress(void)
 
 int fmpl_p2p_send_pending(void) { return pending != NULL; }
 
+/* fmpl_finalize: requests never waited for are the user's to drop */
+void fmpl_p2p_send_forget(void) { pending = NULL; }
+
 /* A split send: once the receiver has read its part (or could not), write
  * the final record.  Returns 1 when done, 0 while the receiver reads. */
 static int split_done(fmpl_request_t *req)
