@@ -104,7 +104,7 @@ examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
 	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(EX_LDFLAGS)
 
 bench-build: $(BENCH) $(BENCH_MPI)
-bench/%: bench/%.c bench/bench_util.c bench/bench_util.h lib/libfmpl.a
+bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
 bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
 	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm

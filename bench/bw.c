@@ -15,27 +15,14 @@
 
 #include "bench_util.h"
 
-static const char *prog = "bw";
+#define BENCH_PROG "bw"
+#include "bench_fmpl.h"
 
 /* Every message of a window has its own buffer (so the data can be
  * verified and the receiver really streams), but at most this much is in
  * flight: a 16 MiB window of 64 would not fit in any cache or in RAM
  * comfortably.  32 MiB is this machine's L3 size. */
 #define WINDOW_BYTES ((size_t)32 << 20)
-
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "%s: rank %d: %s: %s\n", prog, fmpl_rank(), what,
-            fmpl_strerror(rc));
-    fmpl_abort(2);
-}
-
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != FMPL_SUCCESS)                                              \
-            die(#call, rc_);                                                  \
-    } while (0)
 
 struct window {
     char *buf;          /* w slots of `stride` bytes */
@@ -98,7 +85,7 @@ static void receive_windows(struct window *win, long nwin)
             char *b = win->buf + j * win->stride;
             long off = bu_verify(b, win->size, seed_of(win->size, j));
             if (off >= 0) {
-                bu_report_mismatch(prog, 1, win->size, off, b, seed_of(win->size, j));
+                bu_report_mismatch(BENCH_PROG, 1, win->size, off, b, seed_of(win->size, j));
                 fmpl_abort(3);
             }
         }
@@ -149,8 +136,8 @@ int main(int argc, char **argv)
     if (pr != 0) {
         if (rank == 0) {
             if (err)
-                fprintf(stderr, "%s: %s\n", prog, err);
-            bu_usage(pr > 0 ? stdout : stderr, prog, BU_OPT_WINDOW);
+                fprintf(stderr, "%s: %s\n", BENCH_PROG, err);
+            bu_usage(pr > 0 ? stdout : stderr, BENCH_PROG, BU_OPT_WINDOW);
         }
         fmpl_finalize();
         return pr > 0 ? 0 : 2;
@@ -165,10 +152,10 @@ int main(int argc, char **argv)
     struct window win;
     win.req = calloc((size_t)o.window, sizeof *win.req);   /* -w may be big */
     if (!win.req)
-        die("calloc", FMPL_ERR_NOMEM);
+        bench_die("calloc", FMPL_ERR_NOMEM);
     if (o.use_alloc) {
         if (!(win.buf = fmpl_alloc_mem(bytes)))
-            die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
+            bench_die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
         memset(win.buf, 0, bytes);   /* fault pages in outside the timing */
     } else {
         win.buf = bu_alloc(bytes);

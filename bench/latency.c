@@ -11,22 +11,8 @@
 
 #include "bench_util.h"
 
-static const char *prog = "latency";
-
-static void die(const char *what, int rc)
-{
-    fprintf(stderr, "%s: rank %d: %s: %s\n", prog, fmpl_rank(), what,
-            fmpl_strerror(rc));
-    fmpl_abort(2);
-}
-
-/* Checked on the fast path too: a compare and a never-taken branch. */
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != FMPL_SUCCESS)                                              \
-            die(#call, rc_);                                                  \
-    } while (0)
+#define BENCH_PROG "latency"
+#include "bench_fmpl.h"
 
 /* One round trip of `size` bytes between ranks 0 and 1 on index 0. */
 static inline void pingpong(int rank, void *sbuf, void *rbuf, size_t size)
@@ -51,7 +37,7 @@ static void verify_size(int rank, void *sbuf, void *rbuf, size_t size)
     pingpong(rank, sbuf, rbuf, size);
     long off = bu_verify(rbuf, size, seed_in);
     if (off >= 0) {
-        bu_report_mismatch(prog, rank, size, off, rbuf, seed_in);
+        bu_report_mismatch(BENCH_PROG, rank, size, off, rbuf, seed_in);
         fmpl_abort(3);
     }
 }
@@ -81,7 +67,7 @@ static void *alloc_buf(size_t size, int use_alloc)
         return bu_alloc(size);
     void *p = fmpl_alloc_mem(size ? size : 1);
     if (!p)
-        die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
+        bench_die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
     memset(p, 0, size);   /* fault pages in outside the timing */
     return p;
 }
@@ -109,8 +95,8 @@ int main(int argc, char **argv)
     if (pr != 0) {
         if (rank == 0) {
             if (err)
-                fprintf(stderr, "%s: %s\n", prog, err);
-            bu_usage(pr > 0 ? stdout : stderr, prog, 0);
+                fprintf(stderr, "%s: %s\n", BENCH_PROG, err);
+            bu_usage(pr > 0 ? stdout : stderr, BENCH_PROG, 0);
         }
         fmpl_finalize();
         return pr > 0 ? 0 : 2;

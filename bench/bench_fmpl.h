@@ -1,0 +1,28 @@
+/*
+ * bench_fmpl.h - error handling shared by the FMPL benchmarks (bench_util
+ * stays free of FMPL and MPI, so the MPI twins can share it).
+ * Define BENCH_PROG, the program name, before including this.
+ */
+#ifndef BENCH_FMPL_H
+#define BENCH_FMPL_H
+
+#include <stdio.h>
+
+#include "fmpl.h"
+
+static void bench_die(const char *what, int rc)
+{
+    fprintf(stderr, "%s: rank %d: %s: %s\n", BENCH_PROG, fmpl_rank(), what,
+            fmpl_strerror(rc));
+    fmpl_abort(2);
+}
+
+/* Checked on the fast path too: a compare and a never-taken branch. */
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != FMPL_SUCCESS)                                              \
+            bench_die(#call, rc_);                                            \
+    } while (0)
+
+#endif
