@@ -116,19 +116,7 @@ static const struct spec progress_specs[] = {
 
 static void run_spec(const struct spec *s)
 {
-    job_t j;
-    int st;
-    char desc[256], left[1024];
-
-    tl_describe(desc, sizeof desc, s->env, s->np, s->prog, s->args);
-    ck_assert_msg(tl_have_prog(s->prog), "test/progs/%s is not built", s->prog);
-    st = run_jobv(&j, s->np, s->env, JOB_TIMEOUT, s->prog, s->args);
-    job_log(&j, desc);
-    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
-    ck_assert_job_ok(&j, st, s->prog, desc);
-    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
-                  left);
-    job_free(&j);
+    tl_run_worker(s->prog, s->np, s->env, s->args, JOB_TIMEOUT);
 }
 
 #define SPEC_TEST(name, table)                                                \

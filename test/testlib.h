@@ -606,4 +606,22 @@ static TL_UNUSED int tl_have_prog(const char *name)
                       job_tail((j), 2500));                                   \
     } while (0)
 
+/* Run one worker program (np 0: without the launcher) and assert that it
+ * printed "OK <prog>", exited 0 and left no process or segment behind. */
+static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
+                                    const char *const *args, int timeout)
+{
+    job_t j;
+    char desc[256], left[1024];
+    tl_describe(desc, sizeof desc, env, np, prog, args);
+    ck_assert_msg(tl_have_prog(prog), "test/progs/%s is not built", prog);
+    int st = run_jobv(&j, np, env, timeout, prog, args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_job_ok(&j, st, prog, desc);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+
 #endif /* FMPL_TESTLIB_H */
