@@ -146,6 +146,32 @@ static inline fmpl_request_t **fmpl_req_prev(fmpl_request_t *r)
     return (fmpl_request_t **)(void *)&r->priv[2];
 }
 
+/* Put `r` on `*list` and mark it with `flag`. */
+static inline void fmpl_req_list_add(fmpl_request_t **list, fmpl_request_t *r, unsigned flag)
+{
+    *fmpl_req_prev(r) = NULL;
+    *fmpl_req_next(r) = *list;
+    if (*list)
+        *fmpl_req_prev(*list) = r;
+    *list = r;
+    r->flags |= flag;
+}
+
+/* Take `r` off `*list` if it carries `flag`. */
+static inline void fmpl_req_list_del(fmpl_request_t **list, fmpl_request_t *r, unsigned flag)
+{
+    if (!(r->flags & flag))
+        return;
+    fmpl_request_t *n = *fmpl_req_next(r), *p = *fmpl_req_prev(r);
+    if (p)
+        *fmpl_req_next(p) = n;
+    else
+        *list = n;
+    if (n)
+        *fmpl_req_prev(n) = p;
+    r->flags &= ~flag;
+}
+
 /* send.c */
 int fmpl_p2p_send_progress(void);
 int fmpl_p2p_send_pending(void);

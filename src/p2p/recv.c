@@ -9,30 +9,6 @@
 /* active irecvs large enough to be split (see p2p.h) */
 static fmpl_request_t *watched;
 
-static void watch(fmpl_request_t *req)
-{
-    *fmpl_req_prev(req) = NULL;
-    *fmpl_req_next(req) = watched;
-    if (watched)
-        *fmpl_req_prev(watched) = req;
-    watched = req;
-    req->flags |= FMPL_RF_WATCHED;
-}
-
-static void unwatch(fmpl_request_t *req)
-{
-    if (!(req->flags & FMPL_RF_WATCHED))
-        return;
-    fmpl_request_t *n = *fmpl_req_next(req), *p = *fmpl_req_prev(req);
-    if (p)
-        *fmpl_req_next(p) = n;
-    else
-        watched = n;
-    if (n)
-        *fmpl_req_prev(n) = p;
-    req->flags &= ~FMPL_RF_WATCHED;
-}
-
 int fmpl_p2p_recv_watched(void) { return watched != NULL; }
 void fmpl_p2p_recv_forget(void) { watched = NULL; }
 
@@ -75,7 +51,7 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
                              .buf = buf, .size = size,
                              .flags = blocking ? FMPL_RF_BLOCKING : 0 };
     if (!blocking && size > fmpl_g.split_min && fmpl_split_ok(tl))
-        watch(req);
+        fmpl_req_list_add(&watched, req, FMPL_RF_WATCHED);
     return FMPL_SUCCESS;
 }
 
@@ -134,7 +110,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
-    unwatch(req);
+    fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
     return 1;
 }
 
@@ -143,7 +119,7 @@ int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc)
 {
     req->status = rc;
     req->flags |= FMPL_RF_DONE;
-    unwatch(req);
+    fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
     return rc;
 }
 
@@ -225,7 +201,7 @@ int fmpl_cancel_irecv(fmpl_request_t *req)
         fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
         sl->recv_seq = req->seq - 1 ? req->seq - 1 : UINT32_MAX;
         sl->recv_busy = 0;
-        unwatch(req);
+        fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
         req->kind = FMPL_REQ_NONE;
         rc = FMPL_SUCCESS;
     }

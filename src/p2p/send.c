@@ -108,35 +108,12 @@ int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int d
 /* the active isends not yet complete */
 static fmpl_request_t *pending;
 
-static void pending_add(fmpl_request_t *req)
-{
-    *fmpl_req_prev(req) = NULL;
-    *fmpl_req_next(req) = pending;
-    if (pending)
-        *fmpl_req_prev(pending) = req;
-    pending = req;
-    req->flags |= FMPL_RF_QUEUED;
-}
-
-static void pending_del(fmpl_request_t *req)
-{
-    fmpl_request_t *n = *fmpl_req_next(req), *p = *fmpl_req_prev(req);
-    if (p)
-        *fmpl_req_next(p) = n;
-    else
-        pending = n;
-    if (n)
-        *fmpl_req_prev(n) = p;
-    req->flags &= ~FMPL_RF_QUEUED;
-}
-
 /* Complete: the index stays busy until the owner's wait (the overlap
  * rule counts an operation from its start to its wait). */
 static void send_finish(fmpl_request_t *req)
 {
     req->flags |= FMPL_RF_DONE;
-    if (req->flags & FMPL_RF_QUEUED)
-        pending_del(req);
+    fmpl_req_list_del(&pending, req, FMPL_RF_QUEUED);
 }
 
 /* End a send with an error (its peer is gone). */
@@ -283,7 +260,7 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *r
     rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
     /* the receive is often posted already; if not, progress will push it */
     if (rc == FMPL_SUCCESS && !fmpl_p2p_send_try(req))
-        pending_add(req);
+        fmpl_req_list_add(&pending, req, FMPL_RF_QUEUED);
     fmpl_leave();
     return rc;
 }

@@ -151,7 +151,7 @@ static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 int  fmpl_shm_seg_create(fmpl_shm_t *s);
 int  fmpl_shm_seg_map_peers(fmpl_shm_t *s);
 void fmpl_shm_seg_destroy(fmpl_shm_t *s);
-void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t len);
+void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len);
 
 /* shm_mem.c */
 int   fmpl_shm_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);

@@ -9,8 +9,6 @@
  * is never mistaken for a new allocation.
  */
 #define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -68,24 +66,14 @@ uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key)
             return key->addr < r->len ? r->base + key->addr : NULL;
     }
     /* first use: map it, evicting the oldest entry */
-    int fd = (int)(key->kind >> 8);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)s->peers[peer].pid, fd);
-    int pfd = open(path, O_RDWR | O_CLOEXEC);
-    if (pfd < 0)
-        return NULL;
-    struct stat st;
-    void *base = MAP_FAILED;
-    if (fstat(pfd, &st) == 0 && st.st_size > 0)
-        base = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
-    close(pfd);
-    if (base == MAP_FAILED)
+    size_t len = 0;
+    uint8_t *base = fmpl_shm_map_fd_of(s->peers[peer].pid, (int)(key->kind >> 8), &len);
+    if (!base)
         return NULL;
     fmpl_shm_rmap_t *r = &s->rmap[s->rmap_next++ % FMPL_SHM_RMAP_MAX];
     if (r->base)
         munmap(r->base, r->len);
-    *r = (fmpl_shm_rmap_t){ .peer = peer, .gen = key->id, .base = base,
-                            .len = (size_t)st.st_size };
+    *r = (fmpl_shm_rmap_t){ .peer = peer, .gen = key->id, .base = base, .len = len };
     return key->addr < r->len ? r->base + key->addr : NULL;
 }
 

@@ -41,14 +41,19 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx)
     h->seg_len = off;
 }
 
-void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t len)
+/* Map another process's memfd.  *len == 0 asks for its whole size, which
+ * is returned in *len. */
+void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
     int pfd = open(path, O_RDWR | O_CLOEXEC);
     if (pfd < 0)
         return NULL;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0);
+    struct stat st;
+    if (*len == 0 && fstat(pfd, &st) == 0)
+        *len = (size_t)st.st_size;
+    void *p = *len ? mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0) : MAP_FAILED;
     close(pfd);                    /* the mapping keeps the memory alive */
     return p == MAP_FAILED ? NULL : p;
 }
@@ -108,7 +113,8 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
             fmpl_log_err("rank %d has a different segment layout (count differs?)", r);
             return FMPL_ERR_ARG;
         }
-        p->base = fmpl_shm_map_fd_of(addr.pid, addr.fd, addr.len);
+        len = addr.len;            /* now the segment's size */
+        p->base = fmpl_shm_map_fd_of(addr.pid, addr.fd, &len);
         if (!p->base && kill(addr.pid, 0) != 0 && errno == ESRCH) {
             fmpl_log_err("rank %d (pid %d) died during start-up", r, addr.pid);
             return FMPL_ERR_PEER;
