@@ -50,6 +50,9 @@
  *                            remotely; 0 turns this off.
  *   FMPL_PEER_TIMEOUT=SEC    (none by default) give up a wait on one peer
  *                            after SEC seconds with FMPL_ERR_PEER.
+ *   FMPL_MAX_COMMS=N         communicators alive at once (default 64;
+ *                            each costs 4 matching-area lines per peer).
+ *   FMPL_MAX_HALOS=N         halo exchanges alive at once (default 16).
  *   FMPL_VERBOSE=1           print bootstrap and transport decisions.
  */
 #ifndef FMPL_H
@@ -93,13 +96,16 @@ extern "C" {
     X(ERR_UNSUPPORTED, -13, "operation not supported by this transport")       \
     X(ERR_SYSTEM,   -14, "operating-system call failed")                       \
     X(ERR_CANCELED, -15, "receive was cancelled")                              \
-    X(ERR_INTERNAL, -16, "internal error")
+    X(ERR_INTERNAL, -16, "internal error")                                    \
+    X(ERR_COMM,     -17, "invalid or freed communicator")                      \
+    X(ERR_OP,       -18, "invalid reduction operation")                        \
+    X(ERR_LIMIT,    -19, "too many communicators or halo exchanges alive")
 
 enum {
 #define FMPL_ERRNO_ENUM_(name, code, msg) FMPL_##name = code,
     FMPL_ERRNO_MAP(FMPL_ERRNO_ENUM_)
 #undef FMPL_ERRNO_ENUM_
-    FMPL_ERR_LAST_ = -17
+    FMPL_ERR_LAST_ = -20
 };
 
 /*
@@ -266,6 +272,172 @@ int fmpl_sendbuff_check(int *nsend, int *nspool);
  */
 void *fmpl_alloc_mem(size_t size);
 int   fmpl_free_mem(void *p);
+
+/* ------------------------------------------------------------------ */
+/* Communicators                                                        */
+/* ------------------------------------------------------------------ */
+/*
+ * A communicator is a group of processes with ranks 0..n-1 in it.  Its
+ * collectives run on matching-area indices of their own, beyond the
+ * `count` given to fmpl_init(): they never meet the user's point-to-point
+ * traffic, nor the collectives of another communicator.  A handle is a
+ * small integer, the same on every member (FMPL_COMM_WORLD is 0).
+ *
+ * Collectives must be called by every member of the communicator, in the
+ * same order.  Collectives on different communicators may interleave in
+ * any order that does not make a cycle of waits (as in MPI).
+ */
+typedef int fmpl_comm_t;
+#define FMPL_COMM_WORLD  0
+#define FMPL_COMM_NULL  (-1)
+#define FMPL_UNDEFINED  (-32766)   /* fmpl_comm_split color: join nothing */
+
+/*
+ * fmpl_comm_create - the paper's call: collective over ALL processes; those
+ * with key != 0 join the new communicator, in world-rank order; the others
+ * get FMPL_COMM_NULL.  FMPL_ERR_LIMIT past FMPL_MAX_COMMS communicators.
+ */
+int fmpl_comm_create(int key, fmpl_comm_t *comm);
+/*
+ * fmpl_comm_split - collective over `comm`: processes with the same color
+ * form a communicator, ranked by (key, rank in comm).  color ==
+ * FMPL_UNDEFINED (or any negative color) gives FMPL_COMM_NULL.
+ */
+int fmpl_comm_split(fmpl_comm_t comm, int color, int key, fmpl_comm_t *newcomm);
+/* fmpl_comm_rank, fmpl_comm_size - FMPL_ERR_COMM for an invalid handle. */
+int fmpl_comm_rank(fmpl_comm_t comm, int *rank);
+int fmpl_comm_size(fmpl_comm_t comm, int *size);
+/* fmpl_comm_world_rank - the world rank of rank `rank` of `comm`. */
+int fmpl_comm_world_rank(fmpl_comm_t comm, int rank, int *world_rank);
+/*
+ * fmpl_comm_free - collective over the members: release the communicator
+ * and set *comm to FMPL_COMM_NULL.  FMPL_COMM_WORLD cannot be freed
+ * (FMPL_ERR_COMM).
+ */
+int fmpl_comm_free(fmpl_comm_t *comm);
+
+/* ------------------------------------------------------------------ */
+/* Collectives                                                          */
+/* ------------------------------------------------------------------ */
+/*
+ * Reduction operations.  Predefined: sum, ABSOLUTE maximum, ABSOLUTE
+ * minimum (BLACS semantics) over the element types
+ *   i  int             s  float           d  double
+ *   c  float complex   z  double complex  (pairs re, im)
+ * The complex max/min compare |re| + |im|, as the BLACS do; an absolute
+ * max/min returns the element itself, with its sign.  Ties are broken the
+ * same way on every process, so every process gets bitwise the same
+ * result.
+ */
+typedef int fmpl_op_t;
+enum {
+    fmpl_isum = 1, fmpl_ssum, fmpl_dsum, fmpl_csum, fmpl_zsum,
+    fmpl_imax, fmpl_smax, fmpl_dmax, fmpl_cmax, fmpl_zmax,
+    fmpl_imin, fmpl_smin, fmpl_dmin, fmpl_cmin, fmpl_zmin
+};
+/*
+ * fmpl_op_create - a user operation on elements of `elem_size` bytes:
+ * fn(inout, in, count) sets inout[i] = inout[i] (op) in[i].  The operation
+ * must be associative and commutative.  Local (not collective).
+ * fmpl_op_free - release it; *op becomes 0.
+ */
+int fmpl_op_create(size_t elem_size, void (*fn)(void *inout, const void *in, int count),
+                   fmpl_op_t *op);
+int fmpl_op_free(fmpl_op_t *op);
+/* fmpl_op_size - element size of `op` in bytes (0 for an invalid op). */
+size_t fmpl_op_size(fmpl_op_t op);
+
+/*
+ * fmpl_barrier - return once every member has entered.  FMPL_COMM_WORLD
+ * uses the transport's hardware barrier where it has one (shm: one shared
+ * counter); other communicators a dissemination barrier of single
+ * cache-line signals.
+ */
+int fmpl_barrier(fmpl_comm_t comm);
+
+/*
+ * fmpl_bcast - copy `size` bytes at `buf` of rank `root` of `comm` to `buf`
+ * on every member.  Binomial tree of point-to-point messages; large
+ * messages by scatter + ring allgather.  Every member passes the same
+ * size.
+ */
+int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm_t comm);
+/*
+ * fmpl_hbcast - the transport's hardware broadcast over all processes
+ * (shm: the root writes one shared buffer, every reader copies from it).
+ * FMPL_ERR_UNSUPPORTED where the transport has none.
+ */
+int fmpl_hbcast(void *buf, size_t size, int root);
+
+/*
+ * fmpl_reduce - combine `count` elements of `buf` over the members with
+ * `func`; the result replaces `buf` at `root`.  On the other members `buf`
+ * holds a partial result afterwards (as in the paper: the call works in
+ * place).  `work` is scratch space of the size of buf; NULL lets the
+ * library allocate it.  Small messages by binomial tree, large by
+ * reduce-scatter + gather.
+ * fmpl_allreduce - the same with the result in `buf` on every member;
+ * every member gets bitwise the same result.  Small messages by recursive
+ * doubling, large by reduce-scatter + allgather.
+ */
+int fmpl_reduce(void *buf, int count, fmpl_op_t func, int root, fmpl_comm_t comm,
+                void *work);
+int fmpl_allreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm, void *work);
+
+/*
+ * fmpl_allgather - every member contributes `size` bytes at `sendbuf`;
+ * `recvbuf` (size x comm size bytes) receives them in rank order on every
+ * member.  In place: sendbuf == recvbuf + rank * size.  Recursive doubling
+ * for powers of two, a ring otherwise and for large messages.
+ * fmpl_gather - the same, with the result at `root` only (recvbuf is
+ * ignored elsewhere and may be NULL).
+ * fmpl_scatter - rank `root` sends block i of `sendbuf` (size x comm size
+ * bytes) to rank i, which receives it in `recvbuf` (`size` bytes);
+ * sendbuf is ignored except at root.  In place at root: recvbuf ==
+ * sendbuf + root * size.
+ */
+int fmpl_allgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm);
+int fmpl_gather(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm);
+int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm);
+
+/* ------------------------------------------------------------------ */
+/* Persistent halo exchange                                             */
+/* ------------------------------------------------------------------ */
+/*
+ * The reflect_init / reflect_do of the hybrid-communication paper as a
+ * library call.  An array of `ndims` (2 or 3) dimensions in C order (the
+ * last index varies fastest), elements of `elem_size` bytes, is
+ * distributed on a Cartesian process grid.  Along dimension d the local
+ * array holds extent[d] interior elements plus shadow[d] shadow elements
+ * on each side: its allocated extent is extent[d] + 2 * shadow[d].
+ * nbr[2*d] is the rank (in `comm`) of the lower neighbour along d and
+ * nbr[2*d+1] the upper one; -1 for none (a physical boundary).  Periodic
+ * grids name the wrap-around neighbours, possibly this process itself.
+ *
+ * fmpl_halo_init (collective over comm) classifies each face as
+ *   block         one contiguous piece          sent as it lies
+ *   block-stride  a few long pieces at a stride  written strided, no packing,
+ *                                               when the transport can
+ *   stride        many short pieces             packed and unpacked
+ * and exchanges the addresses once.  fmpl_halo_do sends every face to its
+ * neighbour and waits until every shadow is filled.  By default the
+ * dimensions are exchanged one after the other, each including the
+ * shadows of those before it, so edge and corner shadows are filled too
+ * (diagonal stencils); FMPL_HALO_FACES exchanges all faces at once without
+ * corners.  The array must stay where it is until fmpl_halo_free.
+ */
+typedef struct fmpl_halo *fmpl_halo_t;
+#define FMPL_HALO_FACES 1u
+enum { FMPL_HALO_NONE = 0, FMPL_HALO_BLOCK = 1, FMPL_HALO_BLOCK_STRIDE = 2,
+       FMPL_HALO_STRIDE = 3 };
+int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
+                   const int shadow[], const int nbr[], unsigned flags, fmpl_comm_t comm,
+                   fmpl_halo_t *halo);
+int fmpl_halo_do(fmpl_halo_t halo);
+/* fmpl_halo_kind - how dimension d's faces travel (FMPL_HALO_BLOCK...). */
+int fmpl_halo_kind(fmpl_halo_t halo, int d);
+/* fmpl_halo_free - collective over comm; *halo becomes NULL. */
+int fmpl_halo_free(fmpl_halo_t *halo);
 
 /* ------------------------------------------------------------------ */
 /* Fortran                                                              */

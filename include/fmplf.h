@@ -19,4 +19,7 @@
       integer, parameter :: FMPL_ERR_SYSTEM = -14
       integer, parameter :: FMPL_ERR_CANCELED = -15
       integer, parameter :: FMPL_ERR_INTERNAL = -16
+      integer, parameter :: FMPL_ERR_COMM = -17
+      integer, parameter :: FMPL_ERR_OP = -18
+      integer, parameter :: FMPL_ERR_LIMIT = -19
       integer, parameter :: FMPL_REQUEST_WORDS = 9
