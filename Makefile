@@ -37,7 +37,7 @@ ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS)
 endif
 LIBS = $(PMIX_LIBS) -lpthread -lrt
 
-LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/transport/*.c \
+LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
                       src/transport/shm/*.c src/fortran/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)

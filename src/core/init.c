@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "coll/coll.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 
@@ -31,8 +32,19 @@ static int env_flag(const char *name)
     return e && *e && strcmp(e, "0") != 0;
 }
 
+static int env_int(const char *name, int def, int lo, int hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return def;
+    long v = strtol(e, NULL, 0);
+    return v < lo ? lo : v > hi ? hi : (int)v;
+}
+
 static void release_all(void)
 {
+    fmpl_comm_teardown();
+    fmpl_coll_scratch_free();
     if (fmpl_g.tl.priv)
         fmpl_g.tl.ops->close(&fmpl_g.tl);
     free(fmpl_g.slots);
@@ -71,8 +83,12 @@ int fmpl_init(int count)
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.boot.size > ncpu;
 
-    fmpl_g.nidx = count;
-    fmpl_g.slots = calloc((size_t)fmpl_g.boot.size * (size_t)count, sizeof *fmpl_g.slots);
+    /* the user's indices, then the communicators' and the halo exchanges' */
+    fmpl_g.user_nidx = count;
+    fmpl_g.max_comms = env_int("FMPL_MAX_COMMS", FMPL_MAX_COMMS_DEFAULT, 1, 4096);
+    fmpl_g.max_halos = env_int("FMPL_MAX_HALOS", FMPL_MAX_HALOS_DEFAULT, 0, 4096);
+    fmpl_g.nidx = count + fmpl_g.max_comms * FMPL_COMM_NIDX + fmpl_g.max_halos * FMPL_HALO_NIDX;
+    fmpl_g.slots = calloc((size_t)fmpl_g.boot.size * (size_t)fmpl_g.nidx, sizeof *fmpl_g.slots);
     if (!fmpl_g.slots) {
         release_all();
         return FMPL_ERR_NOMEM;
@@ -84,11 +100,16 @@ int fmpl_init(int count)
         return FMPL_ERR_ARG;
     }
     fmpl_g.tl = (fmpl_tl_t){ .ops = ops, .rank = fmpl_g.boot.rank,
-                             .size = fmpl_g.boot.size, .nidx = count,
+                             .size = fmpl_g.boot.size, .nidx = fmpl_g.nidx,
                              .boot = &fmpl_g.boot };
     rc = ops->open(&fmpl_g.tl);
     if (rc != FMPL_SUCCESS) {
         fmpl_g.tl.priv = NULL;
+        release_all();
+        return rc;
+    }
+    rc = fmpl_comm_setup();
+    if (rc != FMPL_SUCCESS) {
         release_all();
         return rc;
     }

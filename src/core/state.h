@@ -22,7 +22,9 @@ struct fmpl_spill;
 typedef struct fmpl_state {
     int initialized;
     int verbose;
-    int nidx;
+    int nidx;                      /* all indices: the user's, then the library's */
+    int user_nidx;                 /* fmpl_init's count: 0 .. user_nidx-1 */
+    int max_comms, max_halos;      /* FMPL_MAX_COMMS, FMPL_MAX_HALOS */
     fmpl_boot_t boot;
     fmpl_tl_t tl;
     fmpl_slot_t *slots;            /* [size][nidx] */

@@ -125,7 +125,7 @@ static inline int fmpl_p2p_check(const void *buf, size_t size, int peer, int mai
         return FMPL_ERR_NOT_INIT;
     if (peer < 0 || peer >= fmpl_g.boot.size)
         return FMPL_ERR_RANK;
-    if (mai < 0 || mai >= fmpl_g.nidx)
+    if (mai < 0 || mai >= fmpl_g.user_nidx)
         return FMPL_ERR_INDEX;
     if (!buf && size)
         return FMPL_ERR_BUFFER;
@@ -180,8 +180,16 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                    fmpl_tl_comp_t *comp, int *status, int *split);
 int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
 int fmpl_p2p_send_try(fmpl_request_t *req);
+void fmpl_p2p_send_queue(fmpl_request_t *req);
 int fmpl_p2p_send_wait(fmpl_request_t *req);
 int fmpl_p2p_send_fail(fmpl_request_t *req, int rc);
+
+/* raw.c: point-to-point on any index, for the library's own layers
+ * (collectives, halo exchange): no argument checks, no lock (the caller
+ * holds it); ranks are world ranks. */
+int fmpl_p2p_isend_raw(const void *buf, size_t size, int dst, int idx, fmpl_request_t *req);
+int fmpl_p2p_irecv_raw(void *buf, size_t size, int src, int idx, fmpl_request_t *req);
+int fmpl_p2p_waitall_raw(fmpl_request_t *reqs, int n);
 
 /* recv.c */
 int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,

@@ -124,6 +124,14 @@ int fmpl_p2p_send_fail(fmpl_request_t *req, int rc)
     return rc;
 }
 
+/* A started isend: the receive is often posted already; if not, every
+ * progress call will push it. */
+void fmpl_p2p_send_queue(fmpl_request_t *req)
+{
+    if (!fmpl_p2p_send_try(req))
+        fmpl_req_list_add(&pending, req, FMPL_RF_QUEUED);
+}
+
 /* Called by fmpl_progress(): push every isend whose receive has come. */
 int fmpl_p2p_send_progress(void)
 {
@@ -258,9 +266,8 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *r
         return FMPL_ERR_ARG;
     fmpl_enter();
     rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
-    /* the receive is often posted already; if not, progress will push it */
-    if (rc == FMPL_SUCCESS && !fmpl_p2p_send_try(req))
-        fmpl_req_list_add(&pending, req, FMPL_RF_QUEUED);
+    if (rc == FMPL_SUCCESS)
+        fmpl_p2p_send_queue(req);
     fmpl_leave();
     return rc;
 }

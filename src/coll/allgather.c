@@ -1,0 +1,137 @@
+/*
+ * allgather.c - fmpl_allgather, fmpl_gather, fmpl_scatter.
+ *
+ * Allgather as in the hybrid-communication paper: recursive doubling for
+ * powers of two (log2 n steps, the block exchanged doubles each step and
+ * lands straight in its final place); a ring (n - 1 steps of one block to
+ * the right neighbour) for other sizes and for large blocks, where
+ * recursive doubling's last step would move half the result over one
+ * pair.  Gather and scatter are linear: the root posts all its receives
+ * (or sends) at once and every other member does one message.
+ */
+#include <string.h>
+
+#include "coll/coll.h"
+
+/* total result size from which the ring is used even for powers of two */
+#define ALLGATHER_RING (1024 * 1024)
+
+static int doubling(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
+{
+    for (int mask = 1; mask < c->size; mask <<= 1) {
+        int peer = c->rank ^ mask;
+        size_t mine = (size_t)(c->rank & ~(mask - 1)) * size;
+        size_t theirs = (size_t)(peer & ~(mask - 1)) * size;
+        int rc = fmpl_coll_sendrecv(c, b + mine, (size_t)mask * size, peer, b + theirs,
+                                    (size_t)mask * size, peer, FMPL_CI_A);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}
+
+static int ring(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
+{
+    int n = c->size, right = (c->rank + 1) % n, left = (c->rank - 1 + n) % n;
+    for (int s = 0; s < n - 1; s++) {
+        int sb = (c->rank - s + n) % n, rb = (c->rank - s - 1 + n) % n;
+        int rc = fmpl_coll_sendrecv(c, b + (size_t)sb * size, size, right,
+                                    b + (size_t)rb * size, size, left, FMPL_CI_B);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* recvbuf holds our block at rank * size already */
+int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size)
+{
+    int n = c->size;
+    if (n == 1 || size == 0)
+        return FMPL_SUCCESS;
+    if ((n & (n - 1)) == 0 && size * (size_t)n < ALLGATHER_RING)
+        return doubling(c, recvbuf, size);
+    return ring(c, recvbuf, size);
+}
+
+int fmpl_allgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm)
+{
+    fmpl_comm_rec_t *c;
+    int rc = fmpl_coll_begin(comm, &c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (size && (!sendbuf || !recvbuf))
+        return FMPL_ERR_BUFFER;
+    uint8_t *mine = (uint8_t *)recvbuf + (size_t)c->rank * size;
+    if (size && sendbuf != mine)
+        memmove(mine, sendbuf, size);
+    fmpl_enter();
+    rc = fmpl_coll_allgather(c, recvbuf, size);
+    fmpl_leave();
+    return rc;
+}
+
+/* the root posts one request per member (in batches), the others one */
+static int linear(fmpl_comm_rec_t *c, int root, int to_root, uint8_t *rootbuf,
+                  uint8_t *own, size_t size)
+{
+    if (c->rank != root)
+        return to_root ? fmpl_coll_sendrecv(c, own, size, root, NULL, 0, -1, FMPL_CI_B)
+                       : fmpl_coll_sendrecv(c, NULL, 0, -1, own, size, root, FMPL_CI_B);
+    fmpl_request_t r[64];
+    int nr = 0, rc = FMPL_SUCCESS;
+    for (int i = 0; i < c->size && rc == FMPL_SUCCESS; i++) {
+        if (i == root)
+            continue;
+        if (nr == 64) {
+            rc = fmpl_p2p_waitall_raw(r, nr);
+            nr = 0;
+            if (rc != FMPL_SUCCESS)
+                break;
+        }
+        r[nr] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
+        rc = to_root ? fmpl_coll_irecv(c, rootbuf + (size_t)i * size, size, i, FMPL_CI_B, &r[nr])
+                     : fmpl_coll_isend(c, rootbuf + (size_t)i * size, size, i, FMPL_CI_B, &r[nr]);
+        nr++;
+    }
+    int wrc = fmpl_p2p_waitall_raw(r, nr);
+    return rc != FMPL_SUCCESS ? rc : wrc;
+}
+
+static int rooted(const void *sendbuf, size_t size, void *recvbuf, int root,
+                  fmpl_comm_t comm, int to_root)
+{
+    fmpl_comm_rec_t *c;
+    int rc = fmpl_coll_begin(comm, &c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (root < 0 || root >= c->size)
+        return FMPL_ERR_RANK;
+    /* gather: everybody sends, the root's recvbuf holds n blocks;
+     * scatter: the root's sendbuf holds n blocks, everybody receives */
+    const void *whole = to_root ? recvbuf : sendbuf;
+    const void *own = to_root ? sendbuf : recvbuf;
+    if (size && (!own || (c->rank == root && !whole)))
+        return FMPL_ERR_BUFFER;
+    if (c->rank == root && size) {
+        uint8_t *slot = (uint8_t *)whole + (size_t)root * size;
+        if (slot != own)
+            memmove(to_root ? slot : (uint8_t *)own, to_root ? own : slot, size);
+    }
+    if (c->size == 1 || size == 0)
+        return FMPL_SUCCESS;
+    fmpl_enter();
+    rc = linear(c, root, to_root, (uint8_t *)whole, (uint8_t *)own, size);
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_gather(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm)
+{
+    return rooted(sendbuf, size, recvbuf, root, comm, 1);
+}
+
+int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm)
+{
+    return rooted(sendbuf, size, recvbuf, root, comm, 0);
+}

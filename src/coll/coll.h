@@ -1,0 +1,116 @@
+/*
+ * coll.h - communicators and the collectives' internals.
+ *
+ * Index space.  fmpl_init(count) gives the user indices 0..count-1.  The
+ * library appends its own:
+ *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..3
+ *   after all communicators          FMPL_HALO_NIDX lines per halo exchange
+ * so a collective never meets user traffic or another communicator's.
+ * A communicator handle is its slot number; every member agrees on it
+ * (chosen at creation as the lowest slot free on all members of the
+ * parent), and two communicators with the same slot have no process in
+ * common.  Sequence numbers live per (peer, index) and are never reset, so
+ * a slot freed and reused by other processes needs no clean-up.
+ *
+ * Of the four indices of a communicator:
+ *   FMPL_CI_SIG   signal lines (signal.c): barrier and tiny allreduce
+ *   FMPL_CI_A/B/C point-to-point messages of the collectives (two
+ *                 concurrent messages to one peer need two indices)
+ */
+#ifndef FMPL_COLL_H
+#define FMPL_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fmpl.h"
+#include "core/state.h"
+#include "p2p/p2p.h"
+
+#define FMPL_COMM_NIDX 4
+enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_C = 3 };
+#define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
+#define FMPL_MAX_COMMS_DEFAULT 64
+#define FMPL_MAX_HALOS_DEFAULT 16
+
+typedef struct fmpl_comm_rec {
+    int used;
+    int size, rank;
+    int *ranks;                    /* world rank of each member */
+    int idx;                       /* first of its FMPL_COMM_NIDX indices */
+} fmpl_comm_rec_t;
+
+/* comm.c */
+int  fmpl_comm_setup(void);        /* fmpl_init: the table and WORLD */
+void fmpl_comm_teardown(void);     /* fmpl_finalize */
+fmpl_comm_rec_t *fmpl_comm_get(fmpl_comm_t comm);
+/* Check init and the handle; on success *c is the communicator. */
+int  fmpl_coll_begin(fmpl_comm_t comm, fmpl_comm_rec_t **c);
+int  fmpl_halo_index(int h);       /* first index of halo slot h */
+/* Pick the lowest slot free on every member of `c` among `nslots`
+ * (bitmap `mine` of this process, nslots bits); collective over c. */
+int  fmpl_coll_agree_slot(fmpl_comm_rec_t *c, const uint64_t *mine, int nslots, int *slot);
+
+static inline int fmpl_cidx(const fmpl_comm_rec_t *c, int k) { return c->idx + k; }
+
+/* p2p between members: ranks relative to the communicator */
+static inline int fmpl_coll_isend(const fmpl_comm_rec_t *c, const void *buf, size_t size,
+                                  int dst, int k, fmpl_request_t *r)
+{
+    return fmpl_p2p_isend_raw(buf, size, c->ranks[dst], fmpl_cidx(c, k), r);
+}
+static inline int fmpl_coll_irecv(const fmpl_comm_rec_t *c, void *buf, size_t size,
+                                  int src, int k, fmpl_request_t *r)
+{
+    return fmpl_p2p_irecv_raw(buf, size, c->ranks[src], fmpl_cidx(c, k), r);
+}
+/* exchange: receive from src and send to dst at once (either may be -1) */
+int fmpl_coll_sendrecv(const fmpl_comm_rec_t *c, const void *sbuf, size_t ssize, int dst,
+                       void *rbuf, size_t rsize, int src, int k);
+
+/* signal.c: one-way cache-line signals carrying up to FMPL_SIG_MAX bytes */
+#define FMPL_SIG_MAX 24
+int fmpl_sig_send(int peer, int idx, const void *data, unsigned len);
+int fmpl_sig_wait(int peer, int idx, void *data, unsigned len);
+
+/* op.c */
+typedef void (*fmpl_op_fn_t)(void *inout, const void *in, int count);
+int fmpl_op_lookup(fmpl_op_t op, size_t *esize, fmpl_op_fn_t *fn);
+
+/* scratch.c: one cached scratch buffer per purpose, grown on demand */
+enum { FMPL_SCRATCH_WORK = 0, FMPL_SCRATCH_TREE = 1, FMPL_SCRATCH_N = 2 };
+void *fmpl_coll_scratch(int which, size_t size);
+void  fmpl_coll_scratch_free(void);
+
+/* a reduction in progress: buf (in place), work (scratch of the same size) */
+typedef struct fmpl_red {
+    void *buf, *work;
+    int count;
+    size_t esize;
+    fmpl_op_fn_t fn;
+} fmpl_red_t;
+
+/* rsag.c: fold to a power of two, reduce-scatter, allgather, unfold */
+typedef struct fmpl_fold {
+    int p, rem;                    /* survivors, folded pairs */
+    int newrank;                   /* -1 for a folded (sitting-out) rank */
+} fmpl_fold_t;
+void fmpl_fold_init(const fmpl_comm_rec_t *c, fmpl_fold_t *f);
+int  fmpl_fold_rank(const fmpl_fold_t *f, int newrank);   /* -> comm rank */
+int  fmpl_fold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
+int  fmpl_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
+int  fmpl_allgather_blocks(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
+int  fmpl_unfold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
+void fmpl_block_of(const fmpl_fold_t *f, const fmpl_red_t *v, int newrank, size_t *off,
+                   size_t *len);
+/* reduce.c: argument checks and the scratch space of reduce/allreduce */
+int  fmpl_red_begin(fmpl_comm_t comm, void *buf, int count, fmpl_op_t func, void *work,
+                    fmpl_comm_rec_t **c, fmpl_red_t *v);
+int  fmpl_red_work(fmpl_red_t *v);   /* v->work = the caller's or a cached one */
+
+/* internal algorithms shared between calls */
+int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root);
+int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size);
+int fmpl_coll_barrier(fmpl_comm_rec_t *c);
+
+#endif

@@ -1,0 +1,142 @@
+/*
+ * reduce.c - fmpl_reduce with the paper's signature: in place in `buf`,
+ * `work` a scratch area of the same size.
+ *
+ * Small vectors: a binomial tree towards `root`.  Every process posts the
+ * receives from all its children on entry (into a cached scratch area,
+ * one slot per child), so a child's send never waits for its parent to
+ * reach that round.  Large vectors: reduce-scatter (rsag.c), then every
+ * owner sends its reduced block to the root; the combining work is spread
+ * over all processes instead of piling up on the root's path.
+ */
+#include "coll/coll.h"
+
+/* from this size (and count >= n) the reduce-scatter path */
+#define REDUCE_LARGE (128 * 1024)
+
+int fmpl_red_begin(fmpl_comm_t comm, void *buf, int count, fmpl_op_t func, void *work,
+                   fmpl_comm_rec_t **c, fmpl_red_t *v)
+{
+    int rc = fmpl_coll_begin(comm, c);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (count < 0)
+        return FMPL_ERR_ARG;
+    rc = fmpl_op_lookup(func, &v->esize, &v->fn);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!buf && count)
+        return FMPL_ERR_BUFFER;
+    v->buf = buf;
+    v->count = count;
+    v->work = work;
+    return FMPL_SUCCESS;
+}
+
+/* the caller's work area, or ours */
+int fmpl_red_work(fmpl_red_t *v)
+{
+    if (!v->work)
+        v->work = fmpl_coll_scratch(FMPL_SCRATCH_WORK, (size_t)v->count * v->esize);
+    return v->work ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
+}
+
+static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
+{
+    int n = c->size, vr = (c->rank - root + n) % n, parent = -1;
+    size_t len = (size_t)v->count * v->esize;
+    int child[32], nch = 0;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (vr & mask) {
+            parent = (vr - mask + root) % n;
+            break;
+        }
+        if (vr + mask < n)
+            child[nch++] = (vr + mask + root) % n;
+    }
+    uint8_t *slots = nch ? fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)nch * len) : NULL;
+    if (nch && !slots && len)
+        return FMPL_ERR_NOMEM;
+    fmpl_request_t r[32];
+    int rc = FMPL_SUCCESS;
+    for (int i = 0; i < nch; i++) {
+        r[i] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_coll_irecv(c, slots + (size_t)i * len, len, child[i], FMPL_CI_A, &r[i]);
+    }
+    /* combine in child order (the smallest subtree finishes first) */
+    for (int i = 0; i < nch; i++) {
+        int wrc = fmpl_p2p_waitall_raw(&r[i], 1);
+        if (rc == FMPL_SUCCESS)
+            rc = wrc;
+        if (rc == FMPL_SUCCESS)
+            v->fn(v->buf, slots + (size_t)i * len, v->count);
+    }
+    if (rc != FMPL_SUCCESS) {
+        fmpl_p2p_waitall_raw(r, nch);      /* end the rest with the error */
+        return rc;
+    }
+    if (parent >= 0)
+        rc = fmpl_coll_sendrecv(c, v->buf, len, parent, NULL, 0, -1, FMPL_CI_A);
+    return rc;
+}
+
+static int rs_gather(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
+{
+    fmpl_fold_t f;
+    fmpl_fold_init(c, &f);
+    int rc = fmpl_red_work(v);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_fold(c, &f, v);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_reduce_scatter(c, &f, v);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    uint8_t *b = v->buf;
+    size_t off, len;
+    if (c->rank != root) {
+        if (f.newrank < 0)
+            return FMPL_SUCCESS;
+        fmpl_block_of(&f, v, f.newrank, &off, &len);
+        return fmpl_coll_sendrecv(c, b + off, len, root, NULL, 0, -1, FMPL_CI_B);
+    }
+    fmpl_request_t r[64];
+    int nr = 0;
+    for (int s = 0; s < f.p; s++) {
+        if (s == f.newrank)
+            continue;
+        if (nr == 64) {                     /* keep the request array small */
+            rc = fmpl_p2p_waitall_raw(r, nr);
+            nr = 0;
+            if (rc != FMPL_SUCCESS)
+                return rc;
+        }
+        fmpl_block_of(&f, v, s, &off, &len);
+        r[nr] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
+        rc = fmpl_coll_irecv(c, b + off, len, fmpl_fold_rank(&f, s), FMPL_CI_B, &r[nr++]);
+        if (rc != FMPL_SUCCESS)
+            break;
+    }
+    int wrc = fmpl_p2p_waitall_raw(r, nr);
+    return rc != FMPL_SUCCESS ? rc : wrc;
+}
+
+int fmpl_reduce(void *buf, int count, fmpl_op_t func, int root, fmpl_comm_t comm, void *work)
+{
+    fmpl_comm_rec_t *c;
+    fmpl_red_t v;
+    int rc = fmpl_red_begin(comm, buf, count, func, work, &c, &v);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (root < 0 || root >= c->size)
+        return FMPL_ERR_RANK;
+    if (c->size == 1 || count == 0)
+        return FMPL_SUCCESS;
+    fmpl_enter();
+    if ((size_t)count * v.esize >= REDUCE_LARGE && count >= c->size)
+        rc = rs_gather(c, &v, root);
+    else
+        rc = tree(c, &v, root);
+    fmpl_leave();
+    return rc;
+}
