@@ -31,7 +31,7 @@ int fmpl_barrier(fmpl_comm_t comm)
     fmpl_enter();
     fmpl_tl_t *tl = &fmpl_g.tl;
     if (comm == FMPL_COMM_WORLD && (tl->caps & FMPL_TL_CAP_HW_BARRIER))
-        rc = tl->ops->barrier(tl);
+        rc = fmpl_coll_hw(0, NULL, 0, 0);
     else
         rc = fmpl_coll_barrier(c);
     fmpl_leave();

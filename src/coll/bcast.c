@@ -135,7 +135,7 @@ int fmpl_hbcast(void *buf, size_t size, int root)
     if (fmpl_g.boot.size == 1 || size == 0)
         return FMPL_SUCCESS;
     fmpl_enter();
-    int rc = tl->ops->bcast(tl, buf, size, root);
+    int rc = fmpl_coll_hw(1, buf, size, root);
     fmpl_leave();
     return rc;
 }

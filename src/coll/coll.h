@@ -108,6 +108,9 @@ int  fmpl_red_begin(fmpl_comm_t comm, void *buf, int count, fmpl_op_t func, void
                     fmpl_comm_rec_t **c, fmpl_red_t *v);
 int  fmpl_red_work(fmpl_red_t *v);   /* v->work = the caller's or a cached one */
 
+/* hw.c: run the transport's barrier (bcast = 0) or broadcast to the end */
+int fmpl_coll_hw(int bcast, void *buf, size_t len, int root);
+
 /* internal algorithms shared between calls */
 int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root);
 int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size);

@@ -49,15 +49,16 @@ int fmpl_tl_unsupported_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
     return FMPL_ERR_UNSUPPORTED;
 }
 
-int fmpl_tl_unsupported_barrier(fmpl_tl_t *tl)
+int fmpl_tl_unsupported_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 {
-    (void)tl;
+    (void)tl; (void)st;
     return FMPL_ERR_UNSUPPORTED;
 }
 
-int fmpl_tl_unsupported_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root)
+int fmpl_tl_unsupported_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root,
+                              fmpl_tl_coll_t *st)
 {
-    (void)tl; (void)buf; (void)len; (void)root;
+    (void)tl; (void)buf; (void)len; (void)root; (void)st;
     return FMPL_ERR_UNSUPPORTED;
 }
 

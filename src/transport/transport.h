@@ -82,6 +82,15 @@ typedef struct fmpl_tl_comp {
     int status;                    /* first error seen, FMPL_SUCCESS else */
 } fmpl_tl_comp_t;
 
+/* State of a split-phase hardware collective: zero it, then call the op
+ * until it returns 1 (done) or an error; the caller makes progress and
+ * checks liveness in between, so a collective never blocks inside the
+ * transport. */
+typedef struct fmpl_tl_coll {
+    int started;
+    uint64_t pos, base;            /* transport-defined */
+} fmpl_tl_coll_t;
+
 /* One piece of a list put. */
 typedef struct fmpl_tl_iov {
     const void *src;
@@ -129,9 +138,10 @@ typedef struct fmpl_tl_ops {
     /* is `peer` still alive as far as the transport can tell */
     int  (*peer_ok)(fmpl_tl_t *tl, int peer);
 
-    /* optional hardware collectives over all processes */
-    int  (*barrier)(fmpl_tl_t *tl);
-    int  (*bcast)(fmpl_tl_t *tl, void *buf, size_t len, int root);
+    /* optional hardware collectives over all processes, split-phase:
+     * 1 when complete, 0 to be called again, or an error */
+    int  (*barrier)(fmpl_tl_t *tl, fmpl_tl_coll_t *st);
+    int  (*bcast)(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st);
 } fmpl_tl_ops_t;
 
 struct fmpl_tl {
@@ -151,8 +161,8 @@ int fmpl_tl_unsupported_cas(fmpl_tl_t *, int, int, unsigned, int, uint64_t,
                             uint64_t, uint64_t *);
 int fmpl_tl_unsupported_get(fmpl_tl_t *, int, void *, size_t, const fmpl_tl_key_t *,
                             uint64_t);
-int fmpl_tl_unsupported_barrier(fmpl_tl_t *);
-int fmpl_tl_unsupported_bcast(fmpl_tl_t *, void *, size_t, int);
+int fmpl_tl_unsupported_barrier(fmpl_tl_t *, fmpl_tl_coll_t *);
+int fmpl_tl_unsupported_bcast(fmpl_tl_t *, void *, size_t, int, fmpl_tl_coll_t *);
 
 /* Portable fallback for put_strided/put_iov in terms of put. */
 int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, size_t,

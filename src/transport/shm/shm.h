@@ -12,6 +12,11 @@
  *   lines  [size][nidx] x 64 B   line (r, i): what we tell reader r about i
  *   fifo   [size] rings          our outgoing FIFO to each peer
  *   acks   [size] x 64 B         ack[s]: FIFO chunks we consumed from s
+ *   coll                         the "hardware" collectives (shm_coll.c):
+ *     barrier counter, generation  used in rank 0's segment only
+ *     hb_desc [FMPL_SHM_HB_NSLOT]  our broadcast slots' sequence words
+ *     hb_ack  [size] x 64 B        hb_ack[root]: root's chunks we copied
+ *     hb_data [NSLOT][HB_CHUNK]    our broadcast slots
  *
  * Data paths of a put, chosen per call (fmpl_shm_put):
  *   self or fmpl_alloc_mem target  one memcpy into the target (mapped)
@@ -46,8 +51,16 @@ typedef struct fmpl_shm_seg_hdr {
     uint64_t magic;
     int32_t  pid, rank, size, nidx;
     uint64_t seg_len;
-    uint64_t lines_off, fifo_off, acks_off;
+    uint64_t lines_off, fifo_off, acks_off, coll_off, hb_data_off;
 } fmpl_shm_seg_hdr_t;
+
+#define FMPL_SHM_HB_NSLOT  4                      /* broadcast slots */
+#define FMPL_SHM_HB_CHUNK  (64 * 1024)            /* bytes per slot */
+/* offsets inside the coll area */
+#define FMPL_SHM_BAR_COUNT 0
+#define FMPL_SHM_BAR_GEN   64
+#define FMPL_SHM_HB_DESC   128
+#define FMPL_SHM_HB_ACK    (FMPL_SHM_HB_DESC + 64 * FMPL_SHM_HB_NSLOT)
 
 /* One FIFO chunk descriptor: a cache line written by the sender; `seq`
  * (chunk number, from 1) is stored last, with release order. */
@@ -128,6 +141,8 @@ typedef struct fmpl_shm {
     uint32_t alloc_gen;
     fmpl_shm_rmap_t rmap[FMPL_SHM_RMAP_MAX];
     unsigned rmap_next;
+    uint64_t bar_gen;              /* barriers completed */
+    uint64_t *hb_count;            /* [size]: broadcast chunks per root so far */
 } fmpl_shm_t;
 
 static inline fmpl_shm_t *fmpl_shm_of(fmpl_tl_t *tl) { return (fmpl_shm_t *)tl->priv; }
@@ -178,9 +193,20 @@ int  fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
 int  fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                        uint64_t expect, uint64_t desired, uint64_t *old);
 
+/* shm_coll.c */
+static inline _Atomic uint64_t *fmpl_shm_coll_word(fmpl_shm_t *s, int owner, size_t off)
+{
+    return (_Atomic uint64_t *)(s->peers[owner].base + s->layout.coll_off + off);
+}
+int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st);
+int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st);
+
 /* shm_put.c */
 int  fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
+                          size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
+                          uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);
 int  fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff);
 

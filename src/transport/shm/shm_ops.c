@@ -26,7 +26,8 @@ static int shm_open_(fmpl_tl_t *tl)
     s->tl = tl;
     s->fd = -1;
     tl->priv = s;
-    tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF;
+    tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
+               FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST;
     tl->max_inline = FMPL_SHM_REC_MAX;
 
     const char *e = getenv("FMPL_SHM_CMA");
@@ -39,7 +40,8 @@ static int shm_open_(fmpl_tl_t *tl)
     prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
 
     s->peers = calloc((size_t)tl->size, sizeof *s->peers);
-    if (!s->peers) {
+    s->hb_count = calloc((size_t)tl->size, sizeof *s->hb_count);
+    if (!s->peers || !s->hb_count) {
         shm_close(tl);
         return FMPL_ERR_NOMEM;
     }
@@ -79,6 +81,7 @@ static void shm_close(fmpl_tl_t *tl)
     fmpl_shm_mem_cleanup(s);
     fmpl_shm_seg_destroy(s);
     free(s->peers);
+    free(s->hb_count);
     free(s);
     tl->priv = NULL;
 }
@@ -112,7 +115,7 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .mem_alloc = fmpl_shm_mem_alloc,
     .mem_free = fmpl_shm_mem_free,
     .put = fmpl_shm_put,
-    .put_strided = fmpl_tl_put_strided_by_put,
+    .put_strided = fmpl_shm_put_strided,
     .put_iov = fmpl_tl_put_iov_by_put,
     .get = fmpl_shm_get,
     .mbox_in = fmpl_shm_mbox_in,
@@ -120,6 +123,6 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .mbox_cas = fmpl_shm_mbox_cas,
     .progress = shm_progress,
     .peer_ok = shm_peer_ok,
-    .barrier = fmpl_tl_unsupported_barrier,
-    .bcast = fmpl_tl_unsupported_bcast,
+    .barrier = fmpl_shm_barrier,
+    .bcast = fmpl_shm_bcast,
 };

@@ -106,3 +106,70 @@ int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     }
     return FMPL_ERR_UNSUPPORTED;
 }
+
+/*
+ * Block-stride put (a 2-D sub-array, e.g. a halo face): nblk blocks of
+ * blklen bytes, sstride apart here and dstride apart at the target.  No
+ * packing: into mapped memory one memcpy per block; into a peer's ordinary
+ * memory, when large, process_vm_writev with one iovec pair per block
+ * (IOV_MAX at a time); otherwise block by block through the FIFO.
+ */
+int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
+                         size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
+                         uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    const uint8_t *sp = src;
+    if (!blklen || !nblk)
+        return FMPL_SUCCESS;
+    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key)
+                                    : fmpl_shm_key_remote(s, peer, key);
+    if (dst) {
+        for (size_t b = 0; b < nblk; b++)
+            memcpy(dst + roff + b * dstride, sp + b * sstride, blklen);
+        return FMPL_SUCCESS;
+    }
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if ((key->kind & 0xff) == FMPL_SHM_KEY_USER && s->cma && p->cma_ok &&
+        blklen * nblk > s->eager && !p->pend) {
+        enum { BATCH = 1024 };             /* IOV_MAX on Linux */
+        struct iovec l[BATCH], r[BATCH];
+        size_t b = 0;
+        while (b < nblk) {
+            size_t m = nblk - b < BATCH ? nblk - b : BATCH;
+            for (size_t i = 0; i < m; i++) {
+                l[i] = (struct iovec){ (void *)(sp + (b + i) * sstride), blklen };
+                r[i] = (struct iovec){ (void *)(uintptr_t)(key->addr + roff + (b + i) * dstride),
+                                       blklen };
+            }
+            ssize_t n = process_vm_writev(p->pid, l, m, r, m, 0);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                if (errno == ESRCH)
+                    return FMPL_ERR_PEER;
+                if (errno == EFAULT)
+                    return FMPL_ERR_SYSTEM;
+                p->cma_ok = 0;             /* refused: the FIFO from now on */
+                break;
+            }
+            /* a partial transfer stops at some block: finish it, go on */
+            size_t done = (size_t)n / blklen, part = (size_t)n % blklen;
+            if (part) {
+                int e = cma_copy(s, peer, (uint8_t *)sp + (b + done) * sstride + part,
+                                 blklen - part, key->addr + roff + (b + done) * dstride + part, 1);
+                if (e)
+                    return e == -ESRCH ? FMPL_ERR_PEER : FMPL_ERR_SYSTEM;
+                done++;
+            }
+            b += done;
+        }
+        if (b == nblk)
+            return FMPL_SUCCESS;
+        sp += b * sstride;
+        roff += b * dstride;
+        nblk -= b;
+    }
+    return fmpl_tl_put_strided_by_put(tl, peer, sp, blklen, nblk, sstride, key, roff, dstride,
+                                      comp);
+}

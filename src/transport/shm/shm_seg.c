@@ -38,6 +38,10 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx)
     off = round_up(off + (size_t)size * sizeof(fmpl_shm_fifo_t), 4096);
     h->acks_off = off;
     off = round_up(off + (size_t)size * sizeof(fmpl_shm_ack_t), 4096);
+    h->coll_off = off;
+    off = round_up(off + FMPL_SHM_HB_ACK + (size_t)size * 64, 4096);
+    h->hb_data_off = off;
+    off += (size_t)FMPL_SHM_HB_NSLOT * FMPL_SHM_HB_CHUNK;
     h->seg_len = off;
 }
 

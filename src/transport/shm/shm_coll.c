@@ -1,0 +1,100 @@
+/*
+ * shm_coll.c - the shm transport's "hardware" collectives: what the
+ * SR8000's barrier and broadcast hardware do, done by the node's shared
+ * memory.
+ *
+ * Barrier: one sense-reversing counter for the whole node, in rank 0's
+ * segment.  Every process adds one; the last to arrive resets the count
+ * and bumps the generation word that the others watch (a generation
+ * number instead of a sense bit: it never repeats).  Two cache lines,
+ * n atomic increments, one store everybody sees.
+ *
+ * Broadcast: the root copies the message into FMPL_SHM_HB_NSLOT slots of
+ * its own segment, chunk by chunk, and publishes each chunk's sequence
+ * number; every reader copies from the same slot and acknowledges in its
+ * own segment.  A slot is reused once every reader has acknowledged the
+ * chunk that was in it.  The root returns when its last chunk is in a
+ * slot, and readers return when they have copied the last chunk, so
+ * consecutive broadcasts pipeline.  Every process counts the chunks of
+ * each root identically, so the counters need no exchange.
+ *
+ * Both are split-phase (transport.h): they never wait themselves.
+ */
+#include <string.h>
+
+#include "fmpl.h"
+#include "transport/shm/shm.h"
+
+int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    _Atomic uint64_t *gen = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_GEN);
+    if (!st->started) {
+        st->started = 1;
+        st->base = s->bar_gen;
+        _Atomic uint64_t *count = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_COUNT);
+        if (atomic_fetch_add_explicit(count, 1, memory_order_acq_rel) == (uint64_t)tl->size - 1) {
+            /* last: nobody can arrive again before the generation moves */
+            atomic_store_explicit(count, 0, memory_order_relaxed);
+            atomic_store_explicit(gen, st->base + 1, memory_order_release);
+        }
+    }
+    if (atomic_load_explicit(gen, memory_order_acquire) == st->base)
+        return 0;
+    s->bar_gen = st->base + 1;
+    return 1;
+}
+
+static uint8_t *hb_slot(fmpl_shm_t *s, int root, uint64_t k)
+{
+    return s->peers[root].base + s->layout.hb_data_off +
+           (size_t)(k % FMPL_SHM_HB_NSLOT) * FMPL_SHM_HB_CHUNK;
+}
+
+/* the slot for chunk k is free when every reader acknowledged k - NSLOT */
+static int slot_free(fmpl_shm_t *s, int root, uint64_t k)
+{
+    if (k < FMPL_SHM_HB_NSLOT)
+        return 1;
+    for (int r = 0; r < s->tl->size; r++)
+        if (r != root &&
+            atomic_load_explicit(fmpl_shm_coll_word(s, r, FMPL_SHM_HB_ACK + 64 * (size_t)root),
+                                 memory_order_acquire) < k - FMPL_SHM_HB_NSLOT + 1)
+            return 0;
+    return 1;
+}
+
+int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    uint64_t nchunk = (len + FMPL_SHM_HB_CHUNK - 1) / FMPL_SHM_HB_CHUNK;
+    if (!st->started) {
+        st->started = 1;
+        st->base = s->hb_count[root];
+        st->pos = 0;
+    }
+    uint8_t *b = buf;
+    while (st->pos < nchunk) {
+        uint64_t k = st->base + st->pos;
+        size_t off = (size_t)st->pos * FMPL_SHM_HB_CHUNK;
+        size_t n = len - off < FMPL_SHM_HB_CHUNK ? len - off : FMPL_SHM_HB_CHUNK;
+        _Atomic uint64_t *desc =
+            fmpl_shm_coll_word(s, root, FMPL_SHM_HB_DESC + 64 * (size_t)(k % FMPL_SHM_HB_NSLOT));
+        if (tl->rank == root) {
+            if (!slot_free(s, root, k))
+                return 0;
+            memcpy(hb_slot(s, root, k), b + off, n);
+            atomic_store_explicit(desc, k + 1, memory_order_release);
+        } else {
+            if (atomic_load_explicit(desc, memory_order_acquire) != k + 1)
+                return 0;
+            memcpy(b + off, hb_slot(s, root, k), n);
+            atomic_store_explicit(fmpl_shm_coll_word(s, tl->rank,
+                                                     FMPL_SHM_HB_ACK + 64 * (size_t)root),
+                                  k + 1, memory_order_release);
+        }
+        st->pos++;
+    }
+    s->hb_count[root] = st->base + nchunk;
+    return 1;
+}
