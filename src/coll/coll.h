@@ -47,6 +47,7 @@ fmpl_comm_rec_t *fmpl_comm_get(fmpl_comm_t comm);
 /* Check init and the handle; on success *c is the communicator. */
 int  fmpl_coll_begin(fmpl_comm_t comm, fmpl_comm_rec_t **c);
 int  fmpl_halo_index(int h);       /* first index of halo slot h */
+void fmpl_halo_forget(void);       /* fmpl_finalize: every halo slot free */
 /* Pick the lowest slot free on every member of `c` among `nslots`
  * (bitmap `mine` of this process, nslots bits); collective over c. */
 int  fmpl_coll_agree_slot(fmpl_comm_rec_t *c, const uint64_t *mine, int nslots, int *slot);

@@ -32,6 +32,7 @@ int fmpl_comm_setup(void)
 
 void fmpl_comm_teardown(void)
 {
+    fmpl_halo_forget();
     if (table)
         for (int i = 0; i < fmpl_g.max_comms; i++)
             free(table[i].ranks);
