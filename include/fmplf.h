@@ -23,3 +23,21 @@
       integer, parameter :: FMPL_ERR_OP = -18
       integer, parameter :: FMPL_ERR_LIMIT = -19
       integer, parameter :: FMPL_REQUEST_WORDS = 9
+! communicators, collectives, halo exchange (fmpl_fortran_coll.c)
+      integer, parameter :: FMPL_COMM_WORLD = 0
+      integer, parameter :: FMPL_COMM_NULL = -1
+      integer, parameter :: FMPL_UNDEFINED = -32766
+      integer, parameter :: fmpl_isum = 1, fmpl_ssum = 2
+      integer, parameter :: fmpl_dsum = 3, fmpl_csum = 4
+      integer, parameter :: fmpl_zsum = 5
+      integer, parameter :: fmpl_imax = 6, fmpl_smax = 7
+      integer, parameter :: fmpl_dmax = 8, fmpl_cmax = 9
+      integer, parameter :: fmpl_zmax = 10
+      integer, parameter :: fmpl_imin = 11, fmpl_smin = 12
+      integer, parameter :: fmpl_dmin = 13, fmpl_cmin = 14
+      integer, parameter :: fmpl_zmin = 15
+      integer, parameter :: FMPL_HALO_FACES = 1
+      integer, parameter :: FMPL_HALO_NONE = 0
+      integer, parameter :: FMPL_HALO_BLOCK = 1
+      integer, parameter :: FMPL_HALO_BLOCK_STRIDE = 2
+      integer, parameter :: FMPL_HALO_STRIDE = 3

@@ -1,0 +1,176 @@
+/*
+ * fmpl_fortran_coll.c - Fortran bindings of the communicators, collectives
+ * and halo exchange, in the paper's style (see fmpl_fortran.c for the
+ * conventions: trailing underscore, arguments by reference, `ier` last):
+ *
+ *   call fmpl_comm_create(comm, key, ier)        ! the paper's order
+ *   call fmpl_comm_split(comm, color, key, newcomm, ier)
+ *   call fmpl_comm_rank(comm, rank, ier)
+ *   call fmpl_comm_size(comm, size, ier)
+ *   call fmpl_comm_free(comm, ier)
+ *   call fmpl_barrier(comm, ier)
+ *   call fmpl_bcast(buf, size, root, comm, ier)  ! size INTEGER*8 bytes
+ *   call fmpl_hbcast(buf, size, root, ier)
+ *   call fmpl_reduce(buf, count, func, root, comm, work, ier)
+ *   call fmpl_allreduce(buf, count, func, comm, work, ier)
+ *   call fmpl_allgather(sendbuf, size, recvbuf, comm, ier)
+ *   call fmpl_gather(sendbuf, size, recvbuf, root, comm, ier)
+ *   call fmpl_scatter(sendbuf, size, recvbuf, root, comm, ier)
+ *   call fmpl_halo_init(array, elem_size, ndims, extent, shadow, nbr,
+ *                       flags, comm, halo, ier)
+ *   call fmpl_halo_do(halo, ier)
+ *   call fmpl_halo_kind(halo, d, kind, ier)
+ *   call fmpl_halo_free(halo, ier)
+ *
+ * count, func, root, comm, key, color, rank, ndims, flags, d, kind: default
+ * INTEGER; func is one of the fmpl_[iscdz]{sum,max,min} constants of
+ * fmplf.h; `work` an array the size of buf (the paper's scratch area).
+ * The halo calls take the array's dimensions in FORTRAN order: for
+ * a(1-w:nx+w, 1-w:ny+w) pass extent = (/nx, ny/), shadow = (/w, w/),
+ * nbr = (/lower_x, upper_x, lower_y, upper_y/) (ranks in comm, -1 for
+ * none), and d = 1..ndims in fmpl_halo_kind; the binding turns them into
+ * the C order of fmpl.h.  elem_size and halo are INTEGER*8 (the handle
+ * is an address).
+ */
+#include <stdint.h>
+#include <stddef.h>
+
+#include "fmpl.h"
+#include "coll/halo.h"
+
+#define FMPLF_API __attribute__((visibility("default")))
+
+/* include/fmplf.h repeats these values; keep both files in step. */
+_Static_assert(FMPL_COMM_WORLD == 0 && FMPL_COMM_NULL == -1 && FMPL_UNDEFINED == -32766 &&
+               fmpl_isum == 1 && fmpl_zsum == 5 && fmpl_imax == 6 && fmpl_zmax == 10 &&
+               fmpl_imin == 11 && fmpl_zmin == 15 && FMPL_HALO_FACES == 1 &&
+               FMPL_HALO_BLOCK == 1 && FMPL_HALO_BLOCK_STRIDE == 2 && FMPL_HALO_STRIDE == 3,
+               "constants changed: update include/fmplf.h");
+
+FMPLF_API void fmpl_comm_create_(int *comm, const int *key, int *ier)
+{
+    *ier = fmpl_comm_create(*key, comm);
+}
+
+FMPLF_API void fmpl_comm_split_(const int *comm, const int *color, const int *key,
+                                int *newcomm, int *ier)
+{
+    *ier = fmpl_comm_split(*comm, *color, *key, newcomm);
+}
+
+FMPLF_API void fmpl_comm_rank_(const int *comm, int *rank, int *ier)
+{
+    *ier = fmpl_comm_rank(*comm, rank);
+}
+
+FMPLF_API void fmpl_comm_size_(const int *comm, int *size, int *ier)
+{
+    *ier = fmpl_comm_size(*comm, size);
+}
+
+FMPLF_API void fmpl_comm_free_(int *comm, int *ier)
+{
+    *ier = fmpl_comm_free(comm);
+}
+
+FMPLF_API void fmpl_barrier_(const int *comm, int *ier)
+{
+    *ier = fmpl_barrier(*comm);
+}
+
+/* INTEGER*8 byte counts; negative ones are bad arguments */
+#define FSIZE(s) (*(s) < 0 ? (size_t)-1 : (size_t)*(s))
+#define CHECK_SIZE(s)                                                          \
+    do {                                                                       \
+        if (*(s) < 0) {                                                        \
+            *ier = FMPL_ERR_ARG;                                               \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+FMPLF_API void fmpl_bcast_(void *buf, const int64_t *size, const int *root, const int *comm,
+                           int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_bcast(buf, FSIZE(size), *root, *comm);
+}
+
+FMPLF_API void fmpl_hbcast_(void *buf, const int64_t *size, const int *root, int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_hbcast(buf, FSIZE(size), *root);
+}
+
+FMPLF_API void fmpl_reduce_(void *buf, const int *count, const int *func, const int *root,
+                            const int *comm, void *work, int *ier)
+{
+    *ier = fmpl_reduce(buf, *count, *func, *root, *comm, work);
+}
+
+FMPLF_API void fmpl_allreduce_(void *buf, const int *count, const int *func, const int *comm,
+                               void *work, int *ier)
+{
+    *ier = fmpl_allreduce(buf, *count, *func, *comm, work);
+}
+
+FMPLF_API void fmpl_allgather_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                               const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_allgather(sendbuf, FSIZE(size), recvbuf, *comm);
+}
+
+FMPLF_API void fmpl_gather_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                            const int *root, const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_gather(sendbuf, FSIZE(size), recvbuf, *root, *comm);
+}
+
+FMPLF_API void fmpl_scatter_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                             const int *root, const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_scatter(sendbuf, FSIZE(size), recvbuf, *root, *comm);
+}
+
+FMPLF_API void fmpl_halo_init_(void *array, const int64_t *elem_size, const int *ndims,
+                               const int *extent, const int *shadow, const int *nbr,
+                               const int *flags, const int *comm, int64_t *halo, int *ier)
+{
+    int nd = *ndims, ext[FMPL_HALO_MAXD], sh[FMPL_HALO_MAXD], nb[2 * FMPL_HALO_MAXD];
+    /* Fortran order -> C order; a bad ndims goes through unchanged, so
+     * that fmpl_halo_init still takes part and reports it everywhere */
+    for (int d = 0; nd <= FMPL_HALO_MAXD && d < nd; d++) {
+        ext[d] = extent[nd - 1 - d];
+        sh[d] = shadow[nd - 1 - d];
+        nb[2 * d] = nbr[2 * (nd - 1 - d)];
+        nb[2 * d + 1] = nbr[2 * (nd - 1 - d) + 1];
+    }
+    fmpl_halo_t h = NULL;
+    *ier = fmpl_halo_init(array, *elem_size > 0 ? (size_t)*elem_size : 0, nd,
+                          ext, sh, nb, (unsigned)*flags, *comm, &h);
+    *halo = (int64_t)(intptr_t)h;
+}
+
+FMPLF_API void fmpl_halo_do_(const int64_t *halo, int *ier)
+{
+    *ier = fmpl_halo_do((fmpl_halo_t)(intptr_t)*halo);
+}
+
+FMPLF_API void fmpl_halo_kind_(const int64_t *halo, const int *d, int *kind, int *ier)
+{
+    fmpl_halo_t h = (fmpl_halo_t)(intptr_t)*halo;
+    int nd = h ? h->me.ndims : 0;
+    int k = *d >= 1 && *d <= nd ? fmpl_halo_kind(h, nd - *d) : FMPL_ERR_ARG;
+    *kind = k < 0 ? 0 : k;
+    *ier = k < 0 ? k : FMPL_SUCCESS;
+}
+
+FMPLF_API void fmpl_halo_free_(int64_t *halo, int *ier)
+{
+    fmpl_halo_t h = (fmpl_halo_t)(intptr_t)*halo;
+    *ier = fmpl_halo_free(&h);
+    if (*ier == FMPL_SUCCESS)
+        *halo = 0;
+}
