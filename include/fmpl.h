@@ -415,16 +415,24 @@ int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl
  * grids name the wrap-around neighbours, possibly this process itself.
  *
  * fmpl_halo_init (collective over comm) classifies each face as
- *   block         one contiguous piece          sent as it lies
- *   block-stride  a few long pieces at a stride  written strided, no packing,
- *                                               when the transport can
- *   stride        many short pieces             packed and unpacked
+ *   block         one contiguous piece             sent as it lies
+ *   block-stride  pieces of 64 bytes or more at a  written strided, no
+ *                 stride                           packing, when the
+ *                                                  transport can
+ *   stride        shorter pieces                   packed and unpacked
  * and exchanges the addresses once.  fmpl_halo_do sends every face to its
  * neighbour and waits until every shadow is filled.  By default the
- * dimensions are exchanged one after the other, each including the
- * shadows of those before it, so edge and corner shadows are filled too
- * (diagonal stencils); FMPL_HALO_FACES exchanges all faces at once without
- * corners.  The array must stay where it is until fmpl_halo_free.
+ * dimensions are exchanged one after the other: the face of dimension d
+ * spans dimensions before d whole (shadows included) and only the
+ * interior of those after d, so edge and corner shadows are filled too
+ * (diagonal stencils) and every shadow element is written once.
+ * FMPL_HALO_FACES exchanges all faces at once, interiors only, without
+ * corners.  For an array [ni][nj][nk] split in i and j with no shadow in
+ * k, the i faces are blocks (one i-plane is one piece when the width is 1)
+ * and the j faces block-stride, as in the hybrid paper.  A bad argument on
+ * any member makes every member fail (that member with its own code, the
+ * others with FMPL_ERR_ARG).  The array must stay where it is until
+ * fmpl_halo_free.
  */
 typedef struct fmpl_halo *fmpl_halo_t;
 #define FMPL_HALO_FACES 1u

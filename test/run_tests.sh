@@ -5,11 +5,13 @@
 #
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary);
-#   2. test/progs/fortran_pingpong under fmplrun -n 2, if built;
+#   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
+#      if built;
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
-#   5. FMPL jobs (pingpong, random, MPI beside FMPL) under mpirun;
+#   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
+#      FMPL) under mpirun;
 #   6. make install into a scratch prefix, pkg-config build, run.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
@@ -110,6 +112,9 @@ done
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
     run_step fortran_pingpong 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
 fi
+if [ -x test/progs/fortran_coll ] && selected fortran_coll "$@"; then
+    run_step fortran_coll 300 bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
+fi
 
 # ---- 3. valgrind -------------------------------------------------------
 if command -v valgrind > /dev/null 2>&1; then
@@ -131,6 +136,15 @@ if command -v valgrind > /dev/null 2>&1; then
     for w in "random -M 64K -R 3 -k 12" "spill" "cancel -R 6" "truncate" "badargs" \
              "sync -m 256K -r 1"; do
         name="valgrind_${w%% *}"
+        if [ -x "test/progs/${w%% *}" ] && selected "$name" "$@"; then
+            run_step "$name" 600 bin/fmplrun -n 2 -t 500 $VG test/progs/$w
+        fi
+    done
+    # communicators, collectives and the halo exchange, small, 2 ranks
+    for w in "ops:coll_ops -M 8K -A 64" "comm:coll_comm -F 20" "args:coll_args" \
+             "halo_2d:coll_halo -g 2x1 -m -w 2 -e 24" "halo_3d:coll_halo -g 1x2x1 -m -e 1"; do
+        name="valgrind_coll_${w%%:*}"
+        w=${w#*:}
         if [ -x "test/progs/${w%% *}" ] && selected "$name" "$@"; then
             run_step "$name" 600 bin/fmplrun -n 2 -t 500 $VG test/progs/$w
         fi
@@ -157,6 +171,8 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
     MR="mpirun --allow-run-as-root --oversubscribe"
     run_step mpirun_pingpong 300 $MR -n 2 test/progs/pingpong -m 4M
     run_step mpirun_random 300 $MR -n 4 test/progs/random
+    run_step mpirun_coll_ops 300 $MR -n 3 test/progs/coll_ops -M 64K
+    run_step mpirun_coll_halo 300 $MR -n 4 test/progs/coll_halo -g 2x2x1 -m
     if [ -x test/progs/mpi_fmpl ]; then
         run_step mpirun_mpi_fmpl_2 300 $MR -n 2 test/progs/mpi_fmpl
         run_step mpirun_mpi_fmpl_3 300 $MR -n 3 test/progs/mpi_fmpl

@@ -189,19 +189,19 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
         all[c->rank] = *g;
         rc = fmpl_coll_allgather(c, all, sizeof *all);
     }
+    /* a member with a bad argument gets its own code, the others
+     * FMPL_ERR_ARG: everybody fails, nobody waits */
     int who = -1;
+    if (rc == FMPL_SUCCESS && all[c->rank].pad)
+        rc = all[c->rank].pad;
     for (int q = 0; rc == FMPL_SUCCESS && q < c->size; q++)
-        if (all[q].pad) {
-            rc = all[q].pad;
-            who = q;
-        }
+        if (all[q].pad)
+            rc = FMPL_ERR_ARG;
     if (rc == FMPL_SUCCESS && h->slot < 0)
         rc = FMPL_ERR_LIMIT;
     if (rc == FMPL_SUCCESS && (rc = fmpl_halo_check(all, c->size, c->rank, &who)) != FMPL_SUCCESS)
         fmpl_log_err("fmpl_halo_init: the description of rank %d does not fit its "
                      "neighbours'", who);
-    else if (rc != FMPL_SUCCESS && who >= 0 && who != c->rank)
-        rc = FMPL_ERR_ARG;                  /* somebody else's argument was bad */
     if (rc == FMPL_SUCCESS)
         rc = plan(h, all);
     free(all);

@@ -5,8 +5,8 @@
  * max and min are by ABSOLUTE value, as in the BLACS; complex numbers are
  * compared by |re| + |im| (the BLACS' cheap magnitude).  The result is the
  * element itself, sign included.  Ties between different elements of the
- * same magnitude (3 and -3) go to the greater value (then the greater
- * imaginary part), so the answer does not depend on the order in which a
+ * same magnitude (3 and -3, 0.0 and -0.0) go to the greater value, +0
+ * before -0 (then the same for the imaginary part), so the answer does not depend on the order in which a
  * tree combines: every process gets bitwise the same result.
  */
 #include <math.h>
@@ -23,15 +23,21 @@
             io[i] += in[i];                                                    \
     }
 
-/* real absolute max (GT) / min (LT); MAG gives the magnitude */
-#define ABSX(name, T, M, MAG, BETTER)                                          \
+/* A total order on equal magnitudes, so that a tie (3 and -3, or 0.0 and
+ * -0.0) is decided the same way whichever operand comes first: the
+ * greater value wins, and +0 beats -0. */
+#define AFTER(x, y) ((x) > (y) || ((x) == (y) && !signbit(x) && signbit(y)))
+#define IAFTER(x, y) ((x) > (y))
+
+/* real absolute max (>) / min (<); MAG gives the magnitude */
+#define ABSX(name, T, M, MAG, BETTER, TIE)                                     \
     static void name(void *io_, const void *in_, int n)                        \
     {                                                                          \
         T *io = io_;                                                           \
         const T *in = in_;                                                     \
         for (int i = 0; i < n; i++) {                                          \
             M a = MAG(in[i]), b = MAG(io[i]);                                  \
-            if (a BETTER b || (a == b && in[i] > io[i]))                       \
+            if (a BETTER b || (a == b && TIE(in[i], io[i])))                   \
                 io[i] = in[i];                                                 \
         }                                                                      \
     }
@@ -44,8 +50,10 @@
         const T *in = in_;                                                     \
         for (int i = 0; i < 2 * n; i += 2) {                                   \
             T a = MAG(in[i]) + MAG(in[i + 1]), b = MAG(io[i]) + MAG(io[i + 1]); \
-            if (a BETTER b || (a == b && (in[i] > io[i] ||                     \
-                                          (in[i] == io[i] && in[i + 1] > io[i + 1])))) { \
+            if (a BETTER b ||                                                  \
+                (a == b && (AFTER(in[i], io[i]) ||                             \
+                            (in[i] == io[i] && signbit(in[i]) == signbit(io[i]) && \
+                             AFTER(in[i + 1], io[i + 1]))))) {                 \
                 io[i] = in[i];                                                 \
                 io[i + 1] = in[i + 1];                                         \
             }                                                                  \
@@ -60,14 +68,14 @@ SUM(dsum, double)
 /* a complex sum is the sum of 2n reals */
 static void csum(void *io, const void *in, int n) { ssum(io, in, 2 * n); }
 static void zsum(void *io, const void *in, int n) { dsum(io, in, 2 * n); }
-ABSX(imax, int, long long, iabs_, >)
-ABSX(smax, float, float, fabsf, >)
-ABSX(dmax, double, double, fabs, >)
+ABSX(imax, int, long long, iabs_, >, IAFTER)
+ABSX(smax, float, float, fabsf, >, AFTER)
+ABSX(dmax, double, double, fabs, >, AFTER)
 CABSX(cmax, float, fabsf, >)
 CABSX(zmax, double, fabs, >)
-ABSX(imin, int, long long, iabs_, <)
-ABSX(smin, float, float, fabsf, <)
-ABSX(dmin, double, double, fabs, <)
+ABSX(imin, int, long long, iabs_, <, IAFTER)
+ABSX(smin, float, float, fabsf, <, AFTER)
+ABSX(dmin, double, double, fabs, <, AFTER)
 CABSX(cmin, float, fabsf, <)
 CABSX(zmin, double, fabs, <)
 

@@ -1,0 +1,300 @@
+/*
+ * check_coll - communicators, collectives and the persistent halo
+ * exchange, in real jobs of 1 to 8 processes (more ranks than cores).
+ *
+ * Workers (test/progs/coll_*.c; each prints "OK <name>" and exits 0 only
+ * when every check held):
+ *   coll_ops    every collective (barrier, bcast, hbcast, reduce,
+ *               allreduce, allgather, gather, scatter) against a serial
+ *               reference for every predefined op and type and user ops,
+ *               every root, sizes 0 B .. 8 MiB, on WORLD and on
+ *               communicators from fmpl_comm_create and fmpl_comm_split;
+ *               in-place allgather and scatter; ties and signed zeros
+ *               bitwise the same on every process
+ *   coll_comm   creation, splitting, interleaved collectives on several
+ *               communicators, user point-to-point traffic in flight
+ *               during collectives, free/create more than FMPL_MAX_COMMS
+ *               times, FMPL_ERR_LIMIT
+ *   coll_args   bad arguments (FMPL_ERR_COMM, _RANK, _OP, _ARG, _BUFFER,
+ *               _NOT_INIT before fmpl_init)
+ *   coll_halo   halo exchange on 2-D and 3-D grids, periodic and not,
+ *               element sizes 1, 8 and 24, widths 0, 1 and 2, corners and
+ *               FMPL_HALO_FACES, fmpl_halo_kind, changing data, several
+ *               exchanges alive, sub-communicators, FMPL_ERR_LIMIT
+ *   coll_kill   a rank killed during a collective: every survivor gets
+ *               FMPL_ERR_PEER within seconds (as check_errors' kill test)
+ * Each job runs with fmplrun -t; the Check timeout is larger.
+ */
+#include "fmpl.h"
+#include "testlib.h"
+
+#define JOB_TIMEOUT tl_job_timeout(90)
+#define CK_TIMEOUT (JOB_TIMEOUT + 60)
+
+struct spec {
+    const char *prog;
+    int np;                 /* 0: without the launcher */
+    const char *env;
+    const char *args[24];
+};
+
+#define NOCMA "FMPL_SHM_CMA=0"
+#define PTHR "FMPL_PROGRESS_THREAD=1"
+
+static const struct spec ops_specs[] = {
+    {"coll_ops", 0, NULL, {NULL}},
+    {"coll_ops", 1, NULL, {NULL}},
+    {"coll_ops", 2, NULL, {NULL}},
+    {"coll_ops", 3, NULL, {"-A", "256K", NULL}},         /* every root, every size */
+    {"coll_ops", 4, NULL, {NULL}},
+    {"coll_ops", 5, NULL, {"-s", "5", "-A", "64K", NULL}},
+    {"coll_ops", 7, NULL, {"-M", "128K", "-s", "6", NULL}},
+    {"coll_ops", 8, NULL, {"-M", "128K", NULL}},
+    {"coll_ops", 4, NOCMA, {"-s", "8", NULL}},
+    {"coll_ops", 3, PTHR, {"-s", "9", "-c", "ws", NULL}},
+    {"coll_ops", 6, "FMPL_SHM_EAGER=1024", {"-M", "64K", "-c", "wc", NULL}},
+    /* the big sizes: a few cases only */
+    {"coll_ops", 3, NULL, {"-M", "8M", "-B", "-c", "w", NULL}},
+    {"coll_ops", 8, NULL, {"-M", "8M", "-B", "-c", "w", NULL}},
+    {"coll_ops", 4, NOCMA, {"-M", "4M", "-B", "-c", "s", NULL}},
+    {"coll_ops", 5, "FMPL_SPLIT_MIN=0", {"-M", "2M", "-B", "-c", "c", NULL}},
+};
+
+static const struct spec comm_specs[] = {
+    {"coll_comm", 0, NULL, {NULL}},
+    {"coll_comm", 1, NULL, {NULL}},
+    {"coll_comm", 2, NULL, {NULL}},
+    {"coll_comm", 3, NULL, {NULL}},
+    {"coll_comm", 4, NULL, {NULL}},
+    {"coll_comm", 5, NULL, {NULL}},
+    {"coll_comm", 7, NULL, {NULL}},
+    {"coll_comm", 8, NULL, {NULL}},
+    {"coll_comm", 4, NOCMA, {NULL}},
+    {"coll_comm", 3, PTHR, {NULL}},
+    {"coll_comm", 4, "FMPL_SHM_EAGER=1024", {"-t", "nip", NULL}},
+    {"coll_comm", 3, "FMPL_MAX_COMMS=8", {"-t", "fl", "-L", "8", "-F", "40", NULL}},
+    {"coll_comm", 8, "FMPL_MAX_COMMS=12", {"-t", "fl", "-L", "12", NULL}},
+};
+
+static const struct spec args_specs[] = {
+    {"coll_args", 0, NULL, {NULL}},
+    {"coll_args", 1, NULL, {NULL}},
+    {"coll_args", 2, NULL, {NULL}},
+    {"coll_args", 3, NULL, {NULL}},
+    {"coll_args", 4, NOCMA, {NULL}},
+    {"coll_args", 8, NULL, {NULL}},
+};
+
+/* -K pins fmpl_halo_kind where the layout leaves no doubt: B block,
+ * T block-stride, S stride, N none (width 0) */
+static const struct spec halo_specs[] = {
+    /* one process, periodic: every neighbour is itself */
+    {"coll_halo", 1, NULL, {"-g", "1x1", "-e", "8", "-K", "BS", NULL}},
+    {"coll_halo", 0, NULL, {"-g", "1x1", "-w", "2", "-e", "24", "-m", NULL}},
+    {"coll_halo", 1, NULL, {"-g", "1x1x1", "-e", "1", "-n", "5x4x3", "-f", NULL}},
+    {"coll_halo", 1, NULL, {"-g", "1x1x1", "-w", "2x1x2", "-e", "8", "-m", NULL}},
+    /* two: both neighbours along a dimension are the same process */
+    {"coll_halo", 2, NULL, {"-g", "2x1", "-e", "8", "-K", "BS", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "1x2", "-e", "1", "-w", "2", "-n", "13x600", "-K", "TS", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "2x1", "-p", "00", "-w", "2", "-e", "24", "-m", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "1x2", "-p", "10", "-f", "-e", "8", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "2x1", "-w", "2x0", "-e", "8", "-K", "BN", NULL}},
+    {"coll_halo", 3, NULL, {"-g", "3x1", "-e", "8", "-w", "2", "-n", "9x7", NULL}},
+    {"coll_halo", 3, NULL, {"-g", "3x1", "-p", "00", "-e", "24", "-m", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "2x2", "-e", "8", "-w", "2", "-m", "-i", "10", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "2x2", "-p", "00", "-e", "24", "-K", "BS", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "2x2", "-f", "-e", "1", "-w", "2", NULL}},
+    /* 3-D: the paper's layout (split in i and j, k whole) and others */
+    {"coll_halo", 4, NULL, {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN",
+                            NULL}},
+    {"coll_halo", 4, NULL, {"-g", "2x2x1", "-e", "1", "-n", "6x6x300", "-K", "TTS", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "1x2x2", "-w", "2", "-e", "24", "-n", "5x6x6", "-m", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "2x1x2", "-p", "101", "-e", "8", "-f", NULL}},
+    {"coll_halo", 4, NULL, {"-g", "1x2x2", "-p", "000", "-e", "1", "-m", NULL}},
+    {"coll_halo", 6, NULL, {"-g", "2x3", "-w", "2", "-p", "00", "-n", "9x8", NULL}},
+    {"coll_halo", 8, NULL, {"-g", "2x2x2", "-e", "8", "-n", "8x8x40", "-m", NULL}},
+    {"coll_halo", 8, NULL, {"-g", "2x2x2", "-p", "000", "-w", "2", "-e", "24", "-n", "6x6x6",
+                            "-f", NULL}},
+    /* many exchanges of small arrays: epochs and reuse */
+    {"coll_halo", 8, NULL, {"-g", "2x2x2", "-i", "200", "-n", "4x4x4", "-m", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "2x1", "-i", "500", "-w", "2", "-n", "4x3", "-m", "-f", NULL}},
+    {"coll_halo", 3, NOCMA, {"-g", "1x3", "-p", "10", "-i", "300", "-n", "5x6", "-m", NULL}},
+    /* sub-communicators with reversed ranks, some ranks outside */
+    {"coll_halo", 5, NULL, {"-g", "2x2", "-S", "-e", "8", "-m", NULL}},
+    {"coll_halo", 7, NULL, {"-g", "3x2", "-S", "-p", "01", "-w", "2x1", "-e", "1", "-n", "20x300",
+                            NULL}},
+    /* transports and progress */
+    {"coll_halo", 4, NOCMA, {"-g", "2x2x1", "-e", "8", "-n", "8x8x40", "-m", NULL}},
+    {"coll_halo", 4, NOCMA, {"-g", "2x2", "-w", "2", "-e", "24", "-f", NULL}},
+    {"coll_halo", 4, PTHR, {"-g", "2x2", "-m", "-i", "10", NULL}},
+    /* slots: more exchanges than FMPL_MAX_HALOS one after the other, and
+     * the limit */
+    {"coll_halo", 4, NULL, {"-g", "2x2", "-c", "20", "-L", "16", "-m", "-i", "2", NULL}},
+    {"coll_halo", 2, "FMPL_MAX_HALOS=3", {"-g", "2x1", "-c", "5", "-L", "3", NULL}},
+};
+
+static void run_spec(const struct spec *s)
+{
+    tl_run_worker(s->prog, s->np, s->env, s->args, JOB_TIMEOUT);
+}
+
+#define SPEC_TEST(name, table)                                                \
+    START_TEST(test_##name) { run_spec(&table[_i]); }                         \
+    END_TEST
+
+SPEC_TEST(ops, ops_specs)
+SPEC_TEST(comm, comm_specs)
+SPEC_TEST(args, args_specs)
+SPEC_TEST(halo, halo_specs)
+
+/* ---- a rank killed during a collective --------------------------------- */
+
+struct kspec { int np; const char *what; int sub; const char *env; };
+static const struct kspec kill_specs[] = {
+    {2, "barrier", 0, NULL},
+    {8, "barrier", 0, NULL},
+    {4, "barrier", 1, NULL},
+    {3, "bcast", 0, NULL},
+    {8, "bcast", 1, NULL},
+    {4, "hbcast", 0, NULL},
+    {3, "reduce", 0, NULL},
+    {5, "reduce", 1, NULL},
+    {2, "allreduce", 0, NULL},
+    {8, "allreduce", 0, NULL},
+    {3, "allreduce", 0, PTHR},
+    {4, "bigallreduce", 0, NULL},
+    {3, "allgather", 0, NOCMA},
+    {7, "allgather", 1, NULL},
+    {4, "gather", 0, NULL},
+    {5, "scatter", 0, NULL},
+    {3, "split", 0, NULL},
+    {4, "halo", 0, NULL},
+    {3, "halo", 1, NULL},
+};
+
+/* every "pid P" the job printed must be gone */
+static int pids_alive(const job_t *j, char *desc, size_t n)
+{
+    const char *p = j->out;
+    int alive = 0;
+    desc[0] = 0;
+    while (p && (p = strstr(p, " pid ")) != NULL) {
+        int pid = atoi(p + 5);
+        char path[64], st[256] = "";
+        FILE *f;
+        p += 5;
+        if (pid <= 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/stat", pid);
+        f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(st, sizeof st, f)) {
+            char *q = strrchr(st, ')');
+            if (q && q[2] != 'Z') {
+                size_t u = strlen(desc);
+                snprintf(desc + u, n - u, "pid %d still running; ", pid);
+                alive++;
+            }
+        }
+        fclose(f);
+    }
+    return alive;
+}
+
+START_TEST(test_kill)
+{
+    const struct kspec *k = &kill_specs[_i];
+    job_t j;
+    int st, r;
+    char desc[200], left[1024];
+
+    snprintf(desc, sizeof desc, "%s%sfmplrun -n %d coll_kill -w %s%s", k->env ? k->env : "",
+             k->env ? " " : "", k->np, k->what, k->sub ? " -S" : "");
+    ck_assert_msg(tl_have_prog("coll_kill"), "test/progs/coll_kill is not built");
+    if (k->sub)
+        st = run_job(&j, k->np, k->env, 60, "coll_kill", "-w", k->what, "-S", NULL);
+    else
+        st = run_job(&j, k->np, k->env, 60, "coll_kill", "-w", k->what, NULL);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st != 0 && st != TL_HARD_TIMEOUT && st != 124,
+                  "%s: exit status %d, expected a failure status; output:\n%s", desc, st,
+                  job_tail(&j, 2500));
+    ck_assert_msg(!job_has(&j, "FAIL"), "%s: a rank failed a check; output:\n%s", desc,
+                  job_tail(&j, 2500));
+    /* fmplrun's grace period is 3 s: a survivor that hangs is killed then,
+     * without its FMPL_ERR_PEER line */
+    ck_assert_msg(j.secs < 10.0, "%s: fmplrun took %.1f s after a rank died (limit 10 s); "
+                  "output:\n%s", desc, j.secs, job_tail(&j, 2500));
+    for (r = 0; r < k->np - 1; r++) {
+        char line[64];
+        snprintf(line, sizeof line, "coll_kill: rank %d: FMPL_ERR_PEER", r);
+        ck_assert_msg(job_has(&j, line), "%s: rank %d did not report FMPL_ERR_PEER; "
+                      "output:\n%s", desc, r, job_tail(&j, 2500));
+    }
+    ck_assert_msg(pids_alive(&j, left, sizeof left) == 0, "%s: %s", desc, left);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+END_TEST
+
+/* ---- the constants of the API ------------------------------------------ */
+
+START_TEST(test_constants)
+{
+    /* the handles and ops are part of the ABI (Fortran uses the numbers) */
+    ck_assert_int_eq(FMPL_COMM_WORLD, 0);
+    ck_assert_int_eq(FMPL_COMM_NULL, -1);
+    ck_assert_int_lt(FMPL_UNDEFINED, 0);
+    ck_assert_int_eq(fmpl_isum, 1);
+    ck_assert_int_eq(fmpl_zmin, 15);
+    ck_assert_int_eq(fmpl_imax - fmpl_isum, 5);
+    ck_assert_int_eq(fmpl_imin - fmpl_imax, 5);
+    ck_assert_int_eq(FMPL_HALO_NONE, 0);
+    ck_assert(FMPL_HALO_BLOCK != FMPL_HALO_BLOCK_STRIDE &&
+              FMPL_HALO_BLOCK_STRIDE != FMPL_HALO_STRIDE && FMPL_HALO_BLOCK != FMPL_HALO_STRIDE);
+    ck_assert_str_eq(fmpl_error_name(FMPL_ERR_COMM), "FMPL_ERR_COMM");
+    ck_assert_str_eq(fmpl_error_name(FMPL_ERR_OP), "FMPL_ERR_OP");
+    ck_assert_str_eq(fmpl_error_name(FMPL_ERR_LIMIT), "FMPL_ERR_LIMIT");
+}
+END_TEST
+
+#define NSPEC(t) ((int)(sizeof t / sizeof t[0]))
+
+static Suite *coll_suite(void)
+{
+    Suite *s = suite_create("coll");
+    TCase *tc;
+
+    tc = tcase_create("unit");
+    tcase_add_test(tc, test_constants);
+    suite_add_tcase(s, tc);
+
+#define ADD(name, table)                                                      \
+    tc = tcase_create(#name);                                                 \
+    tcase_set_timeout(tc, CK_TIMEOUT);                                        \
+    tcase_add_loop_test(tc, test_##name, 0, NSPEC(table));                    \
+    suite_add_tcase(s, tc);
+
+    ADD(args, args_specs)
+    ADD(comm, comm_specs)
+    ADD(halo, halo_specs)
+    ADD(ops, ops_specs)
+    tc = tcase_create("peer_death");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, test_kill, 0, NSPEC(kill_specs));
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(coll_suite());
+    int nfail;
+    srunner_run_all(sr, CK_NORMAL);
+    nfail = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nfail == 0 ? 0 : 1;
+}
