@@ -1,7 +1,9 @@
 /*
  * allgather.c - fmpl_allgather, fmpl_gather, fmpl_scatter.
  *
- * Allgather as in the hybrid-communication paper: recursive doubling for
+ * Allgather: small blocks with up to 16 members straight to everybody as
+ * one-way signals (signal.c); otherwise as in the hybrid-communication
+ * paper: recursive doubling for
  * powers of two (log2 n steps, the block exchanged doubles each step and
  * lands straight in its final place); a ring (n - 1 steps of one block to
  * the right neighbour) for other sizes and for large blocks, where
@@ -15,6 +17,28 @@
 
 /* total result size from which the ring is used even for powers of two */
 #define ALLGATHER_RING (1024 * 1024)
+/* up to this many members small blocks go straight to everybody */
+#define ALLGATHER_DIRECT_N 16
+
+/* Small blocks: one signal to every other member, then one from each;
+ * no handshake and no step waits for another. */
+static int direct(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
+{
+    int n = c->size;
+    for (int i = 1; i < n; i++) {
+        int peer = (c->rank + i) % n;
+        int rc = fmpl_sig_send(c, FMPL_SIG_SYNC, peer, b + (size_t)c->rank * size, (unsigned)size);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    for (int i = 1; i < n; i++) {
+        int peer = (c->rank - i + n) % n;
+        int rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, b + (size_t)peer * size, (unsigned)size);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}
 
 static int doubling(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
 {
@@ -49,6 +73,8 @@ int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size)
     int n = c->size;
     if (n == 1 || size == 0)
         return FMPL_SUCCESS;
+    if (n <= ALLGATHER_DIRECT_N && fmpl_sig_fits(c, size))
+        return direct(c, recvbuf, size);
     if ((n & (n - 1)) == 0 && size * (size_t)n < ALLGATHER_RING)
         return doubling(c, recvbuf, size);
     return ring(c, recvbuf, size);

@@ -2,8 +2,9 @@
  * allreduce.c - fmpl_allreduce: the result in `buf` on every member,
  * bitwise the same everywhere.
  *
- *   up to 24 bytes   recursive doubling of one-way signals (signal.c):
- *                    log2(n) cache-line writes, no handshake
+ *   up to 8 KiB      recursive doubling of one-way signals (signal.c):
+ *                    log2(n) writes, no handshake (up to 24 bytes the
+ *                    signal is one cache line)
  *   up to 64 KiB     recursive doubling of point-to-point messages
  *   larger           reduce-scatter + allgather (rsag.c)
  * Non-powers of two fold first: the first 2 * rem ranks pair up, the even
@@ -15,33 +16,32 @@
 
 static int by_signals(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
 {
-    int idx = fmpl_cidx(c, FMPL_CI_SIG);
     unsigned len = (unsigned)((size_t)v->count * v->esize);
-    uint8_t in[FMPL_SIG_MAX];
+    uint8_t *in = v->work;
     int rc = FMPL_SUCCESS;
     if (c->rank < 2 * f->rem) {
         if (f->newrank < 0) {
-            rc = fmpl_sig_send(c->ranks[c->rank + 1], idx, v->buf, len);
+            rc = fmpl_sig_send(c, FMPL_SIG_SYNC, c->rank + 1, v->buf, len);
             if (rc == FMPL_SUCCESS)
-                rc = fmpl_sig_wait(c->ranks[c->rank + 1], idx, v->buf, len);
+                rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, c->rank + 1, v->buf, len);
             return rc;
         }
-        rc = fmpl_sig_wait(c->ranks[c->rank - 1], idx, in, len);
+        rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, c->rank - 1, in, len);
         if (rc != FMPL_SUCCESS)
             return rc;
         v->fn(v->buf, in, v->count);
     }
     for (int mask = 1; mask < f->p; mask *= 2) {
-        int peer = c->ranks[fmpl_fold_rank(f, f->newrank ^ mask)];
-        rc = fmpl_sig_send(peer, idx, v->buf, len);
+        int peer = fmpl_fold_rank(f, f->newrank ^ mask);
+        rc = fmpl_sig_send(c, FMPL_SIG_SYNC, peer, v->buf, len);
         if (rc == FMPL_SUCCESS)
-            rc = fmpl_sig_wait(peer, idx, in, len);
+            rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, in, len);
         if (rc != FMPL_SUCCESS)
             return rc;
         v->fn(v->buf, in, v->count);
     }
     if (c->rank < 2 * f->rem)
-        rc = fmpl_sig_send(c->ranks[c->rank - 1], idx, v->buf, len);
+        rc = fmpl_sig_send(c, FMPL_SIG_SYNC, c->rank - 1, v->buf, len);
     return rc;
 }
 
@@ -71,18 +71,16 @@ int fmpl_allreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm, void 
     fmpl_fold_t f;
     fmpl_fold_init(c, &f);
     fmpl_enter();
-    if (len <= FMPL_SIG_MAX) {
+    if ((rc = fmpl_red_work(&v)) != FMPL_SUCCESS)
+        ;
+    else if (fmpl_sig_fits(c, len))
         rc = by_signals(c, &f, &v);
-    } else {
-        if ((rc = fmpl_red_work(&v)) != FMPL_SUCCESS)
-            ;
-        else if (len < ALLREDUCE_LARGE || count < c->size)
-            rc = doubling(c, &f, &v);
-        else if ((rc = fmpl_fold(c, &f, &v)) == FMPL_SUCCESS &&
-                 (rc = fmpl_reduce_scatter(c, &f, &v)) == FMPL_SUCCESS &&
-                 (rc = fmpl_allgather_blocks(c, &f, &v)) == FMPL_SUCCESS)
-            rc = fmpl_unfold(c, &f, &v);
-    }
+    else if (len < ALLREDUCE_LARGE || count < c->size)
+        rc = doubling(c, &f, &v);
+    else if ((rc = fmpl_fold(c, &f, &v)) == FMPL_SUCCESS &&
+             (rc = fmpl_reduce_scatter(c, &f, &v)) == FMPL_SUCCESS &&
+             (rc = fmpl_allgather_blocks(c, &f, &v)) == FMPL_SUCCESS)
+        rc = fmpl_unfold(c, &f, &v);
     fmpl_leave();
     return rc;
 }

@@ -11,11 +11,11 @@
 
 int fmpl_coll_barrier(fmpl_comm_rec_t *c)
 {
-    int n = c->size, idx = fmpl_cidx(c, FMPL_CI_SIG);
+    int n = c->size;
     for (int d = 1; d < n; d <<= 1) {
-        int rc = fmpl_sig_send(c->ranks[(c->rank + d) % n], idx, NULL, 0);
+        int rc = fmpl_sig_send(c, FMPL_SIG_SYNC, (c->rank + d) % n, NULL, 0);
         if (rc == FMPL_SUCCESS)
-            rc = fmpl_sig_wait(c->ranks[(c->rank - d + n) % n], idx, NULL, 0);
+            rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, (c->rank - d + n) % n, NULL, 0);
         if (rc != FMPL_SUCCESS)
             return rc;
     }

@@ -3,8 +3,9 @@
  * point-to-point, any root, any communicator.
  *
  * Small messages: a binomial tree rooted at `root` (ranks relative to the
- * root): ceil(log2 n) rounds, and every receive is posted on entry, so a
- * parent's send finds the child's header waiting and costs one write.
+ * root), ceil(log2 n) rounds: up to 8 KiB of one-way signals (signal.c),
+ * beyond of point-to-point messages whose receives are posted on entry,
+ * so a parent's send finds the child's header waiting.
  * Large messages (van de Geijn): a binomial scatter of n pieces, then a
  * ring allgather of the pieces; every process sends about twice the
  * message instead of log2(n) times, and all links copy at once.
@@ -14,6 +15,26 @@
 /* from this size, and with at least this many members, scatter+allgather */
 #define BCAST_LARGE   (512 * 1024)
 #define BCAST_LARGE_N 3
+
+/* Small messages as flow-controlled signals down the same tree: a parent
+ * writes each child's copy and moves on, without waiting for the child to
+ * post a receive (which, with more processes than cores, costs a trip
+ * through the scheduler per level). */
+static int by_signals(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
+{
+    int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc = FMPL_SUCCESS;
+    while (mask < n) {
+        if (vr & mask) {
+            rc = fmpl_sig_wait(c, FMPL_SIG_FLOW, (vr - mask + root) % n, buf, (unsigned)size);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0 && rc == FMPL_SUCCESS; mask >>= 1)
+        if (vr + mask < n)
+            rc = fmpl_sig_send(c, FMPL_SIG_FLOW, (vr + mask + root) % n, buf, (unsigned)size);
+    return rc;
+}
 
 static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
@@ -102,6 +123,8 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         return FMPL_SUCCESS;
     if (size >= BCAST_LARGE && c->size >= BCAST_LARGE_N)
         return scatter_allgather(c, buf, size, root);
+    if (fmpl_sig_fits(c, size))
+        return by_signals(c, buf, size, root);
     return binomial(c, buf, size, root);
 }
 

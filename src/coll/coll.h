@@ -12,10 +12,13 @@
  * common.  Sequence numbers live per (peer, index) and are never reset, so
  * a slot freed and reused by other processes needs no clean-up.
  *
- * Of the four indices of a communicator:
- *   FMPL_CI_SIG   signal lines (signal.c): barrier and tiny allreduce
- *   FMPL_CI_A/B/C point-to-point messages of the collectives (two
+ * Of the five indices of a communicator:
+ *   FMPL_CI_SIG   signal lines (signal.c): barrier, small allreduce and
+ *                 allgather
+ *   FMPL_CI_A/B   point-to-point messages of the collectives (two
  *                 concurrent messages to one peer need two indices)
+ *   FMPL_CI_FLOW  flow-controlled signals: small broadcasts
+ *   FMPL_CI_ACK   their acknowledgements
  */
 #ifndef FMPL_COLL_H
 #define FMPL_COLL_H
@@ -27,8 +30,8 @@
 #include "core/state.h"
 #include "p2p/p2p.h"
 
-#define FMPL_COMM_NIDX 4
-enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_C = 3 };
+#define FMPL_COMM_NIDX 5
+enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4 };
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16
@@ -38,6 +41,10 @@ typedef struct fmpl_comm_rec {
     int size, rank;
     int *ranks;                    /* world rank of each member */
     int idx;                       /* first of its FMPL_COMM_NIDX indices */
+    int eager_state;               /* eager signals: 0 not set up, 1 on, -1 off */
+    unsigned eager_max;            /* bytes per eager slot */
+    uint8_t *eager;                /* [size][2 channels][2][eager_max], peers write it */
+    fmpl_tl_key_t *eager_keys;     /* every member's eager area */
 } fmpl_comm_rec_t;
 
 /* comm.c */
@@ -69,10 +76,24 @@ static inline int fmpl_coll_irecv(const fmpl_comm_rec_t *c, void *buf, size_t si
 int fmpl_coll_sendrecv(const fmpl_comm_rec_t *c, const void *sbuf, size_t ssize, int dst,
                        void *rbuf, size_t rsize, int src, int k);
 
-/* signal.c: one-way cache-line signals carrying up to FMPL_SIG_MAX bytes */
-#define FMPL_SIG_MAX 24
-int fmpl_sig_send(int peer, int idx, const void *data, unsigned len);
-int fmpl_sig_wait(int peer, int idx, void *data, unsigned len);
+/* signal.c: one-way signals between members (comm ranks), carrying up to
+ * FMPL_SIG_MAX bytes in the record, up to c->eager_max (at most
+ * FMPL_SIG_EAGER) through the eager area once fmpl_sig_eager(c)
+ * (collective) said yes.  Channels: see signal.c. */
+#define FMPL_SIG_MAX   24
+#define FMPL_SIG_EAGER 8192
+enum { FMPL_SIG_SYNC = 0, FMPL_SIG_FLOW = 1 };
+int  fmpl_sig_eager(fmpl_comm_rec_t *c);
+void fmpl_sig_eager_free(fmpl_comm_rec_t *c);
+/* can `len` bytes travel as a signal on c?  (collective when it must set
+ * up the eager area: call it on every member with the same len) */
+static inline int fmpl_sig_fits(fmpl_comm_rec_t *c, size_t len)
+{
+    return len <= FMPL_SIG_MAX || (len <= FMPL_SIG_EAGER && fmpl_sig_eager(c) &&
+                                   len <= c->eager_max);
+}
+int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
+int  fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len);
 
 /* op.c */
 typedef void (*fmpl_op_fn_t)(void *inout, const void *in, int count);

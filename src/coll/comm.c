@@ -34,8 +34,10 @@ void fmpl_comm_teardown(void)
 {
     fmpl_halo_forget();
     if (table)
-        for (int i = 0; i < fmpl_g.max_comms; i++)
+        for (int i = 0; i < fmpl_g.max_comms; i++) {
+            fmpl_sig_eager_free(&table[i]);
             free(table[i].ranks);
+        }
     free(table);
     table = NULL;
 }
@@ -247,6 +249,7 @@ int fmpl_comm_free(fmpl_comm_t *comm)
     if (!c || *comm == FMPL_COMM_WORLD)
         return FMPL_ERR_COMM;
     fmpl_enter();
+    fmpl_sig_eager_free(c);
     free(c->ranks);
     memset(c, 0, sizeof *c);
     *comm = FMPL_COMM_NULL;
