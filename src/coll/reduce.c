@@ -2,10 +2,11 @@
  * reduce.c - fmpl_reduce with the paper's signature: in place in `buf`,
  * `work` a scratch area of the same size.
  *
- * Small vectors: a binomial tree towards `root`.  Every process posts the
- * receives from all its children on entry (into a cached scratch area,
- * one slot per child), so a child's send never waits for its parent to
- * reach that round.  Large vectors: reduce-scatter (rsag.c), then every
+ * Small vectors: a binomial tree towards `root`.  Up to 8 KiB children
+ * write their partial results one way (flow-controlled signals, signal.c);
+ * above, every process posts the receives from all its children on entry
+ * (into a cached scratch area, one slot per child), so a child's send
+ * never waits for its parent to reach that round.  Large vectors: reduce-scatter (rsag.c), then every
  * owner sends its reduced block to the root; the combining work is spread
  * over all processes instead of piling up on the root's path.
  */
@@ -53,6 +54,18 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         }
         if (vr + mask < n)
             child[nch++] = (vr + mask + root) % n;
+    }
+    if (fmpl_sig_fits(c, len)) {
+        /* small: children write one way (flow-controlled signals) */
+        uint8_t *in = fmpl_coll_scratch(FMPL_SCRATCH_TREE, len);
+        int rc = in ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
+        for (int i = 0; i < nch && rc == FMPL_SUCCESS; i++)
+            if ((rc = fmpl_sig_wait(c, FMPL_SIG_FLOW, child[i], in, (unsigned)len)) ==
+                FMPL_SUCCESS)
+                v->fn(v->buf, in, v->count);
+        if (rc == FMPL_SUCCESS && parent >= 0)
+            rc = fmpl_sig_send(c, FMPL_SIG_FLOW, parent, v->buf, (unsigned)len);
+        return rc;
     }
     uint8_t *slots = nch ? fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)nch * len) : NULL;
     if (nch && !slots && len)
