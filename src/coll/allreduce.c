@@ -2,6 +2,9 @@
  * allreduce.c - fmpl_allreduce: the result in `buf` on every member,
  * bitwise the same everywhere.
  *
+ *   up to 256 bytes  with up to 16 members: everybody's vector to
+ *                    everybody (one round of signals), reduced locally in
+ *                    rank order
  *   up to 8 KiB      recursive doubling of one-way signals (signal.c):
  *                    log2(n) writes, no handshake (up to 24 bytes the
  *                    signal is one cache line)
@@ -10,6 +13,8 @@
  * Non-powers of two fold first: the first 2 * rem ranks pair up, the even
  * one hands its vector in and gets the result back at the end.
  */
+#include <string.h>
+
 #include "coll/coll.h"
 
 #define ALLREDUCE_LARGE (64 * 1024)
@@ -45,6 +50,25 @@ static int by_signals(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
     return rc;
 }
 
+/* Every member's vector to everybody, then the same reduction in rank
+ * order everywhere (so bitwise the same result): one round. */
+static int direct(fmpl_comm_rec_t *c, fmpl_red_t *v)
+{
+    int n = c->size;
+    size_t len = (size_t)v->count * v->esize;
+    uint8_t *all = fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)n * len);
+    if (!all)
+        return FMPL_ERR_NOMEM;
+    memcpy(all + (size_t)c->rank * len, v->buf, len);
+    int rc = fmpl_coll_allgather(c, all, len);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    for (int i = 1; i < n; i++)
+        v->fn(all, all + (size_t)i * len, v->count);
+    memcpy(v->buf, all, len);
+    return FMPL_SUCCESS;
+}
+
 static int doubling(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
 {
     size_t len = (size_t)v->count * v->esize;
@@ -73,6 +97,8 @@ int fmpl_allreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm, void 
     fmpl_enter();
     if ((rc = fmpl_red_work(&v)) != FMPL_SUCCESS)
         ;
+    else if (fmpl_direct_ok(c, len))
+        rc = direct(c, &v);
     else if (fmpl_sig_fits(c, len))
         rc = by_signals(c, &f, &v);
     else if (len < ALLREDUCE_LARGE || count < c->size)

@@ -2,8 +2,9 @@
  * bcast.c - fmpl_bcast: the paper's binary-tree broadcast on the cheap
  * point-to-point, any root, any communicator.
  *
- * Small messages: a binomial tree rooted at `root` (ranks relative to the
- * root), ceil(log2 n) rounds: up to 8 KiB of one-way signals (signal.c),
+ * Tiny messages (256 bytes, up to 16 members): the root writes every copy
+ * itself, one round.  Small messages: a binomial tree rooted at `root`
+ * (ranks relative to the root), ceil(log2 n) rounds: up to 8 KiB of one-way signals (signal.c),
  * beyond of point-to-point messages whose receives are posted on entry,
  * so a parent's send finds the child's header waiting.
  * Large messages (van de Geijn): a binomial scatter of n pieces, then a
@@ -123,6 +124,15 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         return FMPL_SUCCESS;
     if (size >= BCAST_LARGE && c->size >= BCAST_LARGE_N)
         return scatter_allgather(c, buf, size, root);
+    if (fmpl_direct_ok(c, size)) {
+        /* tiny: the root writes everybody's copy, one round */
+        if (c->rank != root)
+            return fmpl_sig_wait(c, FMPL_SIG_FLOW, root, buf, (unsigned)size);
+        int rc = FMPL_SUCCESS;
+        for (int i = 1; i < c->size && rc == FMPL_SUCCESS; i++)
+            rc = fmpl_sig_send(c, FMPL_SIG_FLOW, (root + i) % c->size, buf, (unsigned)size);
+        return rc;
+    }
     if (fmpl_sig_fits(c, size))
         return by_signals(c, buf, size, root);
     return binomial(c, buf, size, root);

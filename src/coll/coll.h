@@ -92,6 +92,15 @@ static inline int fmpl_sig_fits(fmpl_comm_rec_t *c, size_t len)
     return len <= FMPL_SIG_MAX || (len <= FMPL_SIG_EAGER && fmpl_sig_eager(c) &&
                                    len <= c->eager_max);
 }
+/* Small messages among few members go straight to everybody (or to the
+ * root) in one round instead of log2(n): with more processes than cores
+ * every round costs a trip through the scheduler. */
+#define FMPL_DIRECT_N   16
+#define FMPL_DIRECT_MAX 256
+static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
+{
+    return c->size <= FMPL_DIRECT_N && len <= FMPL_DIRECT_MAX && fmpl_sig_fits(c, len);
+}
 int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
 int  fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len);
 

@@ -2,7 +2,8 @@
  * reduce.c - fmpl_reduce with the paper's signature: in place in `buf`,
  * `work` a scratch area of the same size.
  *
- * Small vectors: a binomial tree towards `root`.  Up to 8 KiB children
+ * Tiny vectors (256 bytes, up to 16 members) go straight to the root in
+ * one round.  Small vectors: a binomial tree towards `root`.  Up to 8 KiB children
  * write their partial results one way (flow-controlled signals, signal.c);
  * above, every process posts the receives from all its children on entry
  * (into a cached scratch area, one slot per child), so a child's send
@@ -10,6 +11,8 @@
  * owner sends its reduced block to the root; the combining work is spread
  * over all processes instead of piling up on the root's path.
  */
+#include <string.h>
+
 #include "coll/coll.h"
 
 /* from this size (and count >= n) the reduce-scatter path */
@@ -54,6 +57,24 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         }
         if (vr + mask < n)
             child[nch++] = (vr + mask + root) % n;
+    }
+    if (fmpl_direct_ok(c, len)) {
+        /* tiny: everybody to the root, reduced there in rank order */
+        if (c->rank != root)
+            return fmpl_sig_send(c, FMPL_SIG_FLOW, root, v->buf, (unsigned)len);
+        uint8_t *in = fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)n * len);
+        if (!in)
+            return FMPL_ERR_NOMEM;
+        memcpy(in + (size_t)root * len, v->buf, len);
+        int rc = FMPL_SUCCESS;
+        for (int i = 0; i < n && rc == FMPL_SUCCESS; i++)
+            if (i != root)
+                rc = fmpl_sig_wait(c, FMPL_SIG_FLOW, i, in + (size_t)i * len, (unsigned)len);
+        for (int i = 1; rc == FMPL_SUCCESS && i < n; i++)
+            v->fn(in, in + (size_t)i * len, v->count);
+        if (rc == FMPL_SUCCESS)
+            memcpy(v->buf, in, len);
+        return rc;
     }
     if (fmpl_sig_fits(c, len)) {
         /* small: children write one way (flow-controlled signals) */
