@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/run_local.sh - what `make bench` runs, from any directory: the
-# floor, FMPL latency and bandwidth on a local 2-process job, then the
-# interleaved FMPL/MPI comparison when MPI is there.
+# floor, FMPL latency, bandwidth and broadcast on a local 2-process job,
+# then the interleaved FMPL/MPI comparisons (point-to-point, then the
+# collectives) when MPI is there.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,9 +17,21 @@ echo
 echo "== bin/fmplrun -n 2 bench/bw"
 bin/fmplrun -n 2 bench/bw
 echo
+echo "== bin/fmplrun -n 2 bench/bcast"
+bin/fmplrun -n 2 bench/bcast
+echo
 if command -v mpirun >/dev/null 2>&1 && [ -x bench/mpi/latency ] && [ -x bench/mpi/bw ]; then
     echo "== bench/compare -r 3"
     bench/compare -r 3
 else
     echo "== MPI not available (mpirun or bench/mpi/* missing): no comparison"
+fi
+coll_mpi=1
+for t in barrier bcast reduce allreduce allgather; do
+    [ -x "bench/mpi/$t" ] || coll_mpi=0
+done
+if command -v mpirun >/dev/null 2>&1 && [ $coll_mpi = 1 ]; then
+    echo
+    echo "== bench/compare -r 3 -t coll"
+    bench/compare -r 3 -t coll
 fi
