@@ -106,6 +106,7 @@ examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
 bench-build: $(BENCH) $(BENCH_MPI)
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
+bench/himeno bench/mpi/himeno: bench/himeno_kernel.h
 bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
 	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
 

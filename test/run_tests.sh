@@ -6,7 +6,8 @@
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
-#      if built;
+#      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
+#      the one-process residual);
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -114,6 +115,11 @@ if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
 fi
 if [ -x test/progs/fortran_coll ] && selected fortran_coll "$@"; then
     run_step fortran_coll 300 bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
+fi
+
+# ---- 2b. Himeno: the halo exchange in a real stencil -------------------
+if [ -x examples/himeno ] && selected himeno_test "$@"; then
+    run_step himeno_test 120 test/himeno_test.sh
 fi
 
 # ---- 3. valgrind -------------------------------------------------------
