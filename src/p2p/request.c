@@ -3,7 +3,6 @@
  */
 #include "fmpl.h"
 #include "core/progress.h"
-#include "core/progress.h"
 #include "p2p/p2p.h"
 
 int fmpl_test(fmpl_request_t *req, int *done)
