@@ -38,12 +38,14 @@ static int by_signals(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
     }
     for (int mask = 1; mask < f->p; mask *= 2) {
         int peer = fmpl_fold_rank(f, f->newrank ^ mask);
+        const void *theirs;
         rc = fmpl_sig_send(c, FMPL_SIG_SYNC, peer, v->buf, len);
         if (rc == FMPL_SUCCESS)
-            rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, in, len);
+            rc = fmpl_sig_peek(c, FMPL_SIG_SYNC, peer, len, &theirs);
         if (rc != FMPL_SUCCESS)
             return rc;
-        v->fn(v->buf, in, v->count);
+        v->fn(v->buf, theirs, v->count);
+        fmpl_sig_done(c, FMPL_SIG_SYNC, peer);
     }
     if (c->rank < 2 * f->rem)
         rc = fmpl_sig_send(c, FMPL_SIG_SYNC, c->rank - 1, v->buf, len);

@@ -103,6 +103,9 @@ static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
 }
 int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
 int  fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len);
+/* the same in two steps, to use the data where it landed */
+int  fmpl_sig_peek(fmpl_comm_rec_t *c, int chan, int peer, unsigned len, const void **data);
+int  fmpl_sig_done(fmpl_comm_rec_t *c, int chan, int peer);
 
 /* op.c */
 typedef void (*fmpl_op_fn_t)(void *inout, const void *in, int count);

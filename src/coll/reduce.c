@@ -77,13 +77,17 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         return rc;
     }
     if (fmpl_sig_fits(c, len)) {
-        /* small: children write one way (flow-controlled signals) */
-        uint8_t *in = fmpl_coll_scratch(FMPL_SCRATCH_TREE, len);
-        int rc = in ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
-        for (int i = 0; i < nch && rc == FMPL_SUCCESS; i++)
-            if ((rc = fmpl_sig_wait(c, FMPL_SIG_FLOW, child[i], in, (unsigned)len)) ==
-                FMPL_SUCCESS)
+        /* small: children write one way (flow-controlled signals), and
+         * we combine straight from where their data landed */
+        int rc = FMPL_SUCCESS;
+        for (int i = 0; i < nch && rc == FMPL_SUCCESS; i++) {
+            const void *in;
+            if ((rc = fmpl_sig_peek(c, FMPL_SIG_FLOW, child[i], (unsigned)len, &in)) ==
+                FMPL_SUCCESS) {
                 v->fn(v->buf, in, v->count);
+                rc = fmpl_sig_done(c, FMPL_SIG_FLOW, child[i]);
+            }
+        }
         if (rc == FMPL_SUCCESS && parent >= 0)
             rc = fmpl_sig_send(c, FMPL_SIG_FLOW, parent, v->buf, (unsigned)len);
         return rc;

@@ -143,11 +143,12 @@ int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
     return rc;
 }
 
-int fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len)
+/* Wait for the next signal from `peer`; *data points at its bytes (in
+ * the record or the eager area), valid until fmpl_sig_done(). */
+int fmpl_sig_peek(fmpl_comm_rec_t *c, int chan, int peer, unsigned len, const void **data)
 {
     int wpeer = c->ranks[peer], idx = chan_idx(c, chan);
-    fmpl_slot_t *sl = fmpl_slot(wpeer, idx);
-    uint32_t seq = fmpl_seq_next(sl->recv_seq);
+    uint32_t seq = fmpl_seq_next(fmpl_slot(wpeer, idx)->recv_seq);
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, wpeer, idx);
     unsigned off = (seq & 1) * HALF;
     uint64_t w = fmpl_line_word(line, off);
@@ -166,14 +167,31 @@ int fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned l
     }
     if ((w & ~EAGER_BIT & 0xffffffffu) != len)
         return FMPL_ERR_INTERNAL;   /* members disagree about the collective */
-    if (len)
-        memcpy(data, (w & EAGER_BIT) ? c->eager + eager_off(c, peer, chan, seq)
-                                     : (const uint8_t *)line + off + 8, len);
-    sl->recv_seq = seq;
-    if (chan == FMPL_SIG_FLOW) {
-        uint64_t ack = seq;
-        return fmpl_tl_notify(&fmpl_g.tl, wpeer, fmpl_cidx(c, FMPL_CI_ACK), 0, &ack, sizeof ack,
-                              FMPL_TL_NOTIFY_UNORDERED, NULL);
-    }
+    *data = (w & EAGER_BIT) ? (const void *)(c->eager + eager_off(c, peer, chan, seq))
+                            : (const void *)(line + off + 8);
     return FMPL_SUCCESS;
+}
+
+/* The signal fmpl_sig_peek() returned has been used: its slot is free. */
+int fmpl_sig_done(fmpl_comm_rec_t *c, int chan, int peer)
+{
+    int wpeer = c->ranks[peer], idx = chan_idx(c, chan);
+    fmpl_slot_t *sl = fmpl_slot(wpeer, idx);
+    sl->recv_seq = fmpl_seq_next(sl->recv_seq);
+    if (chan != FMPL_SIG_FLOW)
+        return FMPL_SUCCESS;
+    uint64_t ack = sl->recv_seq;
+    return fmpl_tl_notify(&fmpl_g.tl, wpeer, fmpl_cidx(c, FMPL_CI_ACK), 0, &ack, sizeof ack,
+                          FMPL_TL_NOTIFY_UNORDERED, NULL);
+}
+
+int fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len)
+{
+    const void *p;
+    int rc = fmpl_sig_peek(c, chan, peer, len, &p);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (len)
+        memcpy(data, p, len);
+    return fmpl_sig_done(c, chan, peer);
 }
