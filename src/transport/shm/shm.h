@@ -13,7 +13,7 @@
  *   fifo   [size] rings          our outgoing FIFO to each peer
  *   acks   [size] x 64 B         ack[s]: FIFO chunks we consumed from s
  *   coll                         the "hardware" collectives (shm_coll.c):
- *     barrier counter, generation  used in rank 0's segment only
+ *     barrier counter              used in rank 0's segment only
  *     hb_desc [FMPL_SHM_HB_NSLOT]  our broadcast slots' sequence words
  *     hb_ack  [size] x 64 B        hb_ack[root]: root's chunks we copied
  *     hb_data [NSLOT][HB_CHUNK]    our broadcast slots
@@ -58,7 +58,6 @@ typedef struct fmpl_shm_seg_hdr {
 #define FMPL_SHM_HB_CHUNK  (64 * 1024)            /* bytes per slot */
 /* offsets inside the coll area */
 #define FMPL_SHM_BAR_COUNT 0
-#define FMPL_SHM_BAR_GEN   64
 #define FMPL_SHM_HB_DESC   128
 #define FMPL_SHM_HB_ACK    (FMPL_SHM_HB_DESC + 64 * FMPL_SHM_HB_NSLOT)
 
@@ -141,7 +140,7 @@ typedef struct fmpl_shm {
     uint32_t alloc_gen;
     fmpl_shm_rmap_t rmap[FMPL_SHM_RMAP_MAX];
     unsigned rmap_next;
-    uint64_t bar_gen;              /* barriers completed */
+    uint64_t bar_gen;              /* barriers completed here */
     uint64_t *hb_count;            /* [size]: broadcast chunks per root so far */
 } fmpl_shm_t;
 

@@ -3,11 +3,12 @@
  * SR8000's barrier and broadcast hardware do, done by the node's shared
  * memory.
  *
- * Barrier: one sense-reversing counter for the whole node, in rank 0's
- * segment.  Every process adds one; the last to arrive resets the count
- * and bumps the generation word that the others watch (a generation
- * number instead of a sense bit: it never repeats).  Two cache lines,
- * n atomic increments, one store everybody sees.
+ * Barrier: one counter for the whole node, in rank 0's segment.  Every
+ * process adds one and waits until the count reaches n times the number
+ * of barriers so far: the counter itself is the sense, it never needs a
+ * reset (64 bits do not wrap), and the critical path is the last
+ * arrival's increment plus one read by everybody - two cache-line
+ * transfers where a reset-and-flip counter needs three.
  *
  * Broadcast: the root copies the message into FMPL_SHM_HB_NSLOT slots of
  * its own segment, chunk by chunk, and publishes each chunk's sequence
@@ -28,20 +29,15 @@
 int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
-    _Atomic uint64_t *gen = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_GEN);
+    _Atomic uint64_t *count = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_COUNT);
     if (!st->started) {
         st->started = 1;
-        st->base = s->bar_gen;
-        _Atomic uint64_t *count = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_COUNT);
-        if (atomic_fetch_add_explicit(count, 1, memory_order_acq_rel) == (uint64_t)tl->size - 1) {
-            /* last: nobody can arrive again before the generation moves */
-            atomic_store_explicit(count, 0, memory_order_relaxed);
-            atomic_store_explicit(gen, st->base + 1, memory_order_release);
-        }
+        st->base = (s->bar_gen + 1) * (uint64_t)tl->size;   /* count when all are in */
+        atomic_fetch_add_explicit(count, 1, memory_order_acq_rel);
     }
-    if (atomic_load_explicit(gen, memory_order_acquire) == st->base)
+    if (atomic_load_explicit(count, memory_order_acquire) < st->base)
         return 0;
-    s->bar_gen = st->base + 1;
+    s->bar_gen++;
     return 1;
 }
 
