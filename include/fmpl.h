@@ -51,7 +51,7 @@
  *   FMPL_PEER_TIMEOUT=SEC    (none by default) give up a wait on one peer
  *                            after SEC seconds with FMPL_ERR_PEER.
  *   FMPL_MAX_COMMS=N         communicators alive at once (default 64;
- *                            each costs 4 matching-area lines per peer).
+ *                            each costs 5 matching-area lines per peer).
  *   FMPL_MAX_HALOS=N         halo exchanges alive at once (default 16).
  *   FMPL_VERBOSE=1           print bootstrap and transport decisions.
  */
