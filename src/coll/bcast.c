@@ -3,19 +3,23 @@
  * point-to-point, any root, any communicator.
  *
  * Tiny messages (256 bytes, up to 16 members): the root writes every copy
- * itself, one round.  Small messages: a binomial tree rooted at `root`
- * (ranks relative to the root), ceil(log2 n) rounds: up to 8 KiB of one-way signals (signal.c),
- * beyond of point-to-point messages whose receives are posted on entry,
- * so a parent's send finds the child's header waiting.
- * Large messages (van de Geijn): a binomial scatter of n pieces, then a
- * ring allgather of the pieces; every process sends about twice the
- * message instead of log2(n) times, and all links copy at once.
+ * itself, one round.  Otherwise a binomial tree rooted at `root` (ranks
+ * relative to the root), ceil(log2 n) rounds: up to 8 KiB of one-way
+ * signals (signal.c), beyond of point-to-point messages whose receives
+ * are posted on entry, so a parent's send finds the child's header
+ * waiting; above 512 KiB pipelined in 256 KiB segments.
+ *
+ * Why not scatter + allgather (van de Geijn) for large messages: every
+ * process then moves about twice the message instead of once.  It wins
+ * where every process has its own core and links, and lost here: 1 MiB
+ * over 8 processes on 2 cores took 1.4-2.1 ms, the plain binomial tree
+ * 1.3-1.5 ms (bench/bcast).
  */
 #include "coll/coll.h"
 
-/* from this size, and with at least this many members, scatter+allgather */
-#define BCAST_LARGE   (512 * 1024)
-#define BCAST_LARGE_N 3
+/* above this size the message travels in segments of BCAST_SEG */
+#define BCAST_LARGE (512 * 1024)
+#define BCAST_SEG   (256 * 1024)
 
 /* Small messages as flow-controlled signals down the same tree: a parent
  * writes each child's copy and moves on, without waiting for the child to
@@ -37,83 +41,68 @@ static int by_signals(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
     return rc;
 }
 
+/* Post the receive of segment `s` (indices A and B alternate, so two
+ * segments can be on their way from the parent at once). */
+static int post_seg(fmpl_comm_rec_t *c, uint8_t *b, size_t size, size_t seg, size_t s,
+                    int parent, fmpl_request_t *r)
+{
+    size_t off = s * seg, len = size - off < seg ? size - off : seg;
+    *r = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
+    return fmpl_coll_irecv(c, b + off, len, parent, s % 2 ? FMPL_CI_B : FMPL_CI_A, r);
+}
+
+/*
+ * Binomial tree of point-to-point messages, pipelined: a large message
+ * travels in segments, and a process forwards segment s to its children
+ * while segment s + 1 arrives.  Every process receives the message once,
+ * the least memory traffic a broadcast can make - what counts when
+ * processes share cores and memory bandwidth.
+ */
 static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
-    int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc = FMPL_SUCCESS;
-    while (mask < n) {
+    int n = c->size, vr = (c->rank - root + n) % n, parent = -1, child[32], nch = 0, mask;
+    for (mask = 1; mask < n; mask <<= 1)
         if (vr & mask) {
-            fmpl_request_t r = { .kind = FMPL_REQ_NONE };
-            rc = fmpl_coll_irecv(c, buf, size, (vr - mask + root) % n, FMPL_CI_A, &r);
-            int wrc = fmpl_p2p_waitall_raw(&r, 1);
-            if (rc == FMPL_SUCCESS)
-                rc = wrc;
+            parent = (vr - mask + root) % n;
             break;
         }
-        mask <<= 1;
-    }
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    /* send to the children, largest subtree first */
-    fmpl_request_t r[32];
-    int nr = 0;
-    for (mask >>= 1; mask > 0 && rc == FMPL_SUCCESS; mask >>= 1)
-        if (vr + mask < n) {
-            r[nr] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
-            rc = fmpl_coll_isend(c, buf, size, (vr + mask + root) % n, FMPL_CI_A, &r[nr++]);
-        }
-    int wrc = fmpl_p2p_waitall_raw(r, nr);
-    return rc != FMPL_SUCCESS ? rc : wrc;
-}
-
-/* piece i of n: [i * cs, min((i + 1) * cs, size)) */
-static size_t piece_off(size_t cs, size_t size, int i)
-{
-    size_t o = (size_t)i * cs;
-    return o < size ? o : size;
-}
-static size_t piece_len(size_t cs, size_t size, int i, int count)
-{
-    return piece_off(cs, size, i + count) - piece_off(cs, size, i);
-}
-
-static int scatter_allgather(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
-{
-    int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc = FMPL_SUCCESS;
-    size_t cs = (size + (size_t)n - 1) / (size_t)n;
+    for (mask >>= 1; mask > 0; mask >>= 1)           /* largest subtree first */
+        if (vr + mask < n)
+            child[nch++] = (vr + mask + root) % n;
     uint8_t *b = buf;
-    /* binomial scatter: the subtree of vr owns pieces [vr, vr + its span) */
-    while (mask < n) {
-        if (vr & mask) {
-            int cnt = mask < n - vr ? mask : n - vr;
-            fmpl_request_t r = { .kind = FMPL_REQ_NONE };
-            rc = fmpl_coll_irecv(c, b + piece_off(cs, size, vr), piece_len(cs, size, vr, cnt),
-                                 (vr - mask + root) % n, FMPL_CI_A, &r);
-            int wrc = fmpl_p2p_waitall_raw(&r, 1);
-            if (rc == FMPL_SUCCESS)
-                rc = wrc;
-            break;
-        }
-        mask <<= 1;
+    size_t seg = size > BCAST_LARGE ? BCAST_SEG : size, nseg = (size + seg - 1) / seg;
+    fmpl_request_t in[2], out[2][32];
+    for (int k = 0; k < 2; k++) {
+        in[k] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
+        for (int i = 0; i < 32; i++)
+            out[k][i] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
     }
-    fmpl_request_t r[32];
-    int nr = 0;
-    for (mask >>= 1; mask > 0 && rc == FMPL_SUCCESS; mask >>= 1)
-        if (vr + mask < n) {
-            int ch = vr + mask, cnt = mask < n - ch ? mask : n - ch;
-            r[nr] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
-            rc = fmpl_coll_isend(c, b + piece_off(cs, size, ch), piece_len(cs, size, ch, cnt),
-                                 (ch + root) % n, FMPL_CI_A, &r[nr++]);
+    int rc = FMPL_SUCCESS;
+    for (size_t s = 0; parent >= 0 && s < 2 && s < nseg && rc == FMPL_SUCCESS; s++)
+        rc = post_seg(c, b, size, seg, s, parent, &in[s % 2]);
+    for (size_t s = 0; s < nseg && rc == FMPL_SUCCESS; s++) {
+        size_t off = s * seg, len = size - off < seg ? size - off : seg;
+        if (parent >= 0) {
+            rc = fmpl_p2p_waitall_raw(&in[s % 2], 1);
+            if (rc == FMPL_SUCCESS && s + 2 < nseg)
+                rc = post_seg(c, b, size, seg, s + 2, parent, &in[s % 2]);
         }
-    int wrc = fmpl_p2p_waitall_raw(r, nr);
+        /* the index is free again once segment s - 2 has left */
+        int wrc = fmpl_p2p_waitall_raw(out[s % 2], nch);
+        if (rc == FMPL_SUCCESS)
+            rc = wrc;
+        for (int i = 0; i < nch && rc == FMPL_SUCCESS; i++)
+            rc = fmpl_coll_isend(c, b + off, len, child[i], s % 2 ? FMPL_CI_B : FMPL_CI_A,
+                                 &out[s % 2][i]);
+    }
+    /* on an error, the waits end every request still active */
+    int wrc = fmpl_p2p_waitall_raw(in, 2);
     if (rc == FMPL_SUCCESS)
         rc = wrc;
-    /* ring allgather of the pieces, in relative ranks */
-    int right = (c->rank + 1) % n, left = (c->rank - 1 + n) % n;
-    for (int s = 0; s < n - 1 && rc == FMPL_SUCCESS; s++) {
-        int sp = (vr - s + n) % n, rp = (vr - s - 1 + n) % n;
-        rc = fmpl_coll_sendrecv(c, b + piece_off(cs, size, sp), piece_len(cs, size, sp, 1),
-                                right, b + piece_off(cs, size, rp), piece_len(cs, size, rp, 1),
-                                left, FMPL_CI_B);
+    for (int k = 0; k < 2; k++) {
+        wrc = fmpl_p2p_waitall_raw(out[k], nch);
+        if (rc == FMPL_SUCCESS)
+            rc = wrc;
     }
     return rc;
 }
@@ -122,8 +111,6 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
     if (c->size == 1 || size == 0)
         return FMPL_SUCCESS;
-    if (size >= BCAST_LARGE && c->size >= BCAST_LARGE_N)
-        return scatter_allgather(c, buf, size, root);
     if (fmpl_direct_ok(c, size)) {
         /* tiny: the root writes everybody's copy, one round */
         if (c->rank != root)
