@@ -7,19 +7,22 @@
  * relative to the root), ceil(log2 n) rounds: up to 8 KiB of one-way
  * signals (signal.c), beyond of point-to-point messages whose receives
  * are posted on entry, so a parent's send finds the child's header
- * waiting; above 512 KiB pipelined in 256 KiB segments.
+ * waiting; above 64 KiB pipelined in 64 KiB segments.
  *
  * Why not scatter + allgather (van de Geijn) for large messages: every
  * process then moves about twice the message instead of once.  It wins
  * where every process has its own core and links, and lost here: 1 MiB
  * over 8 processes on 2 cores took 1.4-2.1 ms, the plain binomial tree
- * 1.3-1.5 ms (bench/bcast).
+ * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).
  */
 #include "coll/coll.h"
 
-/* above this size the message travels in segments of BCAST_SEG */
-#define BCAST_LARGE (512 * 1024)
-#define BCAST_SEG   (256 * 1024)
+/* above this size the message travels in segments of BCAST_SEG.  64 KiB
+ * segments were fastest from 2 to 8 ranks on shm (they ride the pipelined
+ * FIFO, which needs no system call): 1 MiB on 8 ranks 0.70 ms against
+ * 1.2-1.3 ms with 256 KiB segments and 1.5-1.6 ms with 32 KiB ones. */
+#define BCAST_LARGE (64 * 1024)
+#define BCAST_SEG   (64 * 1024)
 
 /* Small messages as flow-controlled signals down the same tree: a parent
  * writes each child's copy and moves on, without waiting for the child to
