@@ -152,9 +152,11 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
         bad = FMPL_ERR_ARG;
     struct fmpl_halo *h = calloc(1, sizeof *h);
     fmpl_halo_geom_t *all = calloc((size_t)c->size, sizeof *all);
-    if (!h || !all) {
+    int *oks = calloc((size_t)c->size, sizeof *oks);
+    if (!h || !all || !oks) {
         free(h);
         free(all);
+        free(oks);
         return FMPL_ERR_NOMEM;          /* cannot take part: like a dead member */
     }
     fmpl_enter();
@@ -202,9 +204,17 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
     if (rc == FMPL_SUCCESS && (rc = fmpl_halo_check(all, c->size, c->rank, &who)) != FMPL_SUCCESS)
         fmpl_log_err("fmpl_halo_init: the description of rank %d does not fit its "
                      "neighbours'", who);
-    if (rc == FMPL_SUCCESS)
-        rc = plan(h, all);
+    if (rc == FMPL_SUCCESS) {
+        /* planning allocates: agree on its outcome too, so that nobody
+         * keeps a halo its neighbours do not have */
+        oks[c->rank] = plan(h, all);
+        rc = fmpl_coll_allgather(c, oks, sizeof *oks);
+        for (int q = 0; rc == FMPL_SUCCESS && q < c->size; q++)
+            if (oks[q] != FMPL_SUCCESS)
+                rc = q == c->rank ? oks[q] : FMPL_ERR_NOMEM;
+    }
     free(all);
+    free(oks);
     if (rc == FMPL_SUCCESS) {
         used[h->slot / 64] |= 1ull << (h->slot % 64);
         *halo = h;
