@@ -357,9 +357,10 @@ int fmpl_barrier(fmpl_comm_t comm);
 
 /*
  * fmpl_bcast - copy `size` bytes at `buf` of rank `root` of `comm` to `buf`
- * on every member.  Binomial tree of point-to-point messages; large
- * messages by scatter + ring allgather.  Every member passes the same
- * size.
+ * on every member.  The paper's binomial tree: up to 8 KiB of one-way
+ * signals (tiny messages straight from the root), above of point-to-point
+ * messages, pipelined in segments for large messages.  Every member
+ * passes the same size.
  */
 int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm_t comm);
 /*

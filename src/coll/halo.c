@@ -201,7 +201,7 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
             rc = FMPL_ERR_ARG;
     if (rc == FMPL_SUCCESS && h->slot < 0)
         rc = FMPL_ERR_LIMIT;
-    if (rc == FMPL_SUCCESS && (rc = fmpl_halo_check(all, c->size, c->rank, &who)) != FMPL_SUCCESS)
+    if (rc == FMPL_SUCCESS && (rc = fmpl_halo_check(all, c->size, &who)) != FMPL_SUCCESS)
         fmpl_log_err("fmpl_halo_init: the description of rank %d does not fit its "
                      "neighbours'", who);
     if (rc == FMPL_SUCCESS) {

@@ -60,7 +60,7 @@ struct fmpl_halo {
 };
 
 /* halo_plan.c */
-int  fmpl_halo_check(const fmpl_halo_geom_t *all, int n, int rank, int *bad);
+int  fmpl_halo_check(const fmpl_halo_geom_t *all, int n, int *bad);
 void fmpl_halo_face_shape(const fmpl_halo_geom_t *g, int d, int side, int slab,
                           fmpl_shape_t *sh);
 int  fmpl_halo_shape_kind(const fmpl_shape_t *sh, unsigned caps);

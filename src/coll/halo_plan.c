@@ -135,9 +135,8 @@ void fmpl_shape_unpack(uint8_t *array, const uint8_t *in, const fmpl_shape_t *sh
  * along d.  All members check the same gathered table, so all agree on
  * the answer.  *bad gets a rank whose description is wrong.
  */
-int fmpl_halo_check(const fmpl_halo_geom_t *all, int n, int rank, int *bad)
+int fmpl_halo_check(const fmpl_halo_geom_t *all, int n, int *bad)
 {
-    (void)rank;
     for (int q = 0; q < n; q++) {
         const fmpl_halo_geom_t *g = &all[q];
         *bad = q;
