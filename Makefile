@@ -107,6 +107,9 @@ bench-build: $(BENCH) $(BENCH_MPI)
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
 bench/himeno bench/mpi/himeno: bench/himeno_kernel.h
+COLL_BENCH := barrier bcast reduce allreduce allgather
+$(addprefix bench/,$(COLL_BENCH)): bench/coll_bench.h bench/coll_fmpl.h
+$(addprefix bench/mpi/,$(COLL_BENCH)): bench/coll_bench.h bench/mpi/coll_mpi.h
 bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
 	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
 

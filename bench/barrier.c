@@ -2,183 +2,28 @@
  * bench/barrier - FMPL barrier over FMPL_COMM_WORLD (on shm: the
  * transport's shared-counter barrier).  One row, size 0: time per
  * fmpl_barrier in microseconds (the slowest rank's loop time / iterations,
- * median of BU_REPS batches).
+ * median of BU_REPS batches).  Checked first: each rank in turn enters
+ * late, and no rank may leave before the last one entered.
  *
  *   fmplrun -n N bench/barrier [-i SCALE]
  *
  * bench/mpi/barrier is the same program over MPI_Barrier; bench/compare
- * runs both.
+ * runs both.  The harness is bench/coll_bench.h.
  */
-#define _GNU_SOURCE
-#include <fmpl.h>
-#include <string.h>
-#include <time.h>
-
-#include "bench_util.h"
-
 #define BENCH_PROG "barrier"
-#include "bench_fmpl.h"
+#include "coll_fmpl.h"
 
-/* A timed batch lasts about this long (seconds), with at most
- * COLL_MAX_ITERS iterations; the count comes from an untimed probe. */
-#define COLL_BATCH_S 0.01
-#define COLL_MAX_ITERS 10000
-/* The check makes one rank this late (ns) in each of its rounds. */
-#define LATE_NS 2000000L
-
-static int rank, np;
-
-/* The collective under test. */
-static inline void op(void)
+static void op(void *a, void *b, size_t size, long i)
 {
+    (void)a, (void)b, (void)size, (void)i;
     CHECK(fmpl_barrier(FMPL_COMM_WORLD));
-}
-
-/* Element-wise maximum of v[0..n-1] over all ranks, left at rank 0.
- * Point-to-point on index 0: the bookkeeping never relies on the
- * collectives it measures. */
-static void max_to_root(double *v, int n)
-{
-    if (rank != 0) {
-        CHECK(fmpl_send(v, (size_t)n * sizeof *v, 0, 0));
-        return;
-    }
-    double tmp[n];
-    for (int r = 1; r < np; r++) {
-        CHECK(fmpl_recv(tmp, sizeof tmp, r, 0));
-        for (int k = 0; k < n; k++)
-            if (tmp[k] > v[k])
-                v[k] = tmp[k];
-    }
-}
-
-/* Rank 0's value of x on every rank (point-to-point on index 0). */
-static long from_root(long x)
-{
-    if (rank == 0)
-        for (int r = 1; r < np; r++)
-            CHECK(fmpl_send(&x, sizeof x, r, 0));
-    else
-        CHECK(fmpl_recv(&x, sizeof x, 0, 0));
-    return x;
-}
-
-/* Iterations per batch from the probe's time per call: about COLL_BATCH_S
- * per batch (at least 2 calls), then times -i. */
-static long iters_for(double per_call, double scale)
-{
-    double n = per_call > 0 ? COLL_BATCH_S / per_call : COLL_MAX_ITERS;
-    if (n > COLL_MAX_ITERS)
-        n = COLL_MAX_ITERS;
-    if (n < 2)
-        n = 2;
-    n = (double)(long)n * scale;
-    return n < 1 ? 1 : (long)n;
-}
-
-/* Untimed check, one round per rank: in round k rank k arrives LATE_NS
- * late.  Every rank notes the clock just before entering and just after
- * leaving; a barrier is right only if nobody left before the last one
- * entered: max(enter) <= min(leave).  CLOCK_MONOTONIC is one clock for
- * the whole machine, and an FMPL job runs on one machine. */
-static void verify(void)
-{
-    for (int late = 0; late < np; late++) {
-        double tt[2];
-        CHECK(fmpl_barrier(FMPL_COMM_WORLD));
-        if (rank == late) {
-            struct timespec ts = { 0, LATE_NS };
-            nanosleep(&ts, NULL);
-        }
-        tt[0] = bu_now();
-        op();
-        tt[1] = bu_now();
-        if (rank != 0) {
-            CHECK(fmpl_send(tt, sizeof tt, 0, 0));
-            continue;
-        }
-        double last_in = tt[0], first_out = tt[1];
-        int who_in = 0, who_out = 0;
-        for (int r = 1; r < np; r++) {
-            CHECK(fmpl_recv(tt, sizeof tt, r, 0));
-            if (tt[0] > last_in)
-                last_in = tt[0], who_in = r;
-            if (tt[1] < first_out)
-                first_out = tt[1], who_out = r;
-        }
-        if (first_out < last_in) {
-            fprintf(stderr, "%s: rank %d left the barrier %.1f us before rank "
-                            "%d entered it (late rank %d)\n",
-                    BENCH_PROG, who_out, (last_in - first_out) * 1e6, who_in, late);
-            fmpl_abort(3);
-        }
-    }
-}
-
-/* Time per call in seconds (meaningful at rank 0): an untimed probe sizes
- * the batches, then BU_REPS batches start together after a barrier; each
- * batch counts as long as its slowest rank; the median batch wins. */
-static double time_barrier(const struct bu_opts *o)
-{
-    long warm = 100;
-    double t[BU_REPS], probe;
-
-    CHECK(fmpl_barrier(FMPL_COMM_WORLD));
-    double t0 = bu_now();
-    for (long i = 0; i < warm; i++)
-        op();
-    probe = (bu_now() - t0) / (double)warm;
-    max_to_root(&probe, 1);
-    long iters = from_root(rank == 0 ? iters_for(probe, o->iter_scale) : 0);
-
-    for (int r = 0; r < BU_REPS; r++) {
-        CHECK(fmpl_barrier(FMPL_COMM_WORLD));
-        t0 = bu_now();
-        for (long i = 0; i < iters; i++)
-            op();
-        t[r] = (bu_now() - t0) / (double)iters;
-    }
-    max_to_root(t, BU_REPS);
-    return bu_median(t, BU_REPS);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: %s [-i SCALE] [-h]\n"
-               "  -i SCALE    multiply the iteration counts (default 1)\n"
-               "  -h          this help\n"
-               "(-m, -s and -a are accepted and ignored: a barrier has no data)\n",
-            BENCH_PROG);
 }
 
 int main(int argc, char **argv)
 {
-    struct bu_opts o;
-    const char *err;
-    int pr = bu_parse(argc, argv, 0, &o, &err);
-
-    CHECK(fmpl_init(64));
-    rank = fmpl_rank();
-    np = fmpl_size();
-    if (pr != 0) {
-        if (rank == 0) {
-            if (err)
-                fprintf(stderr, "%s: %s\n", BENCH_PROG, err);
-            usage(pr > 0 ? stdout : stderr);
-        }
-        fmpl_finalize();
-        return pr > 0 ? 0 : 2;
-    }
-
-    if (rank == 0)
-        bu_print_header("FMPL", "barrier", np, &o, "no",
-                        "size is always 0; time = slowest rank's loop / iterations",
-                        "time_us");
-    verify();
-    double t = time_barrier(&o);
-    double col = t * 1e6;
-    if (rank == 0)
-        bu_print_row(0, 1, &col);
-    CHECK(fmpl_finalize());
-    return 0;
+    static const struct cb_test t = {
+        .name = "barrier", .sized = 0, .op = op, .verify = cb_verify_barrier,
+        .note = "size is always 0; time = slowest rank's loop / iterations",
+    };
+    return cb_main(argc, argv, &t);
 }

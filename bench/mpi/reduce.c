@@ -1,276 +1,31 @@
 /*
  * bench/mpi/reduce - MPI_Reduce (MPI_SUM of MPI_DOUBLE) over
- * MPI_COMM_WORLD, the reference for bench/reduce: the same sweep, root
- * rotation (root = iteration % nprocs), batch sizing, verification and
- * output; only the calls differ.  In place (MPI_IN_PLACE at the root), as
- * fmpl_reduce works: the sum replaces the root's buffer.
+ * MPI_COMM_WORLD, the reference for bench/reduce: the same harness
+ * (bench/coll_bench.h: sweep, root rotation root = iteration % nprocs,
+ * batch sizing, check, output); only the call differs.  In place
+ * (MPI_IN_PLACE at the root), as fmpl_reduce works: the sum replaces the
+ * root's buffer.
  *
  *   mpirun -n N bench/mpi/reduce [-m MAXSIZE] [-s SIZE] [-i SCALE] [-a]
- *
- * Sizes are in bytes: size / 8 doubles.
  */
-#include <mpi.h>
-#include <string.h>
+#define BENCH_PROG "mpi/reduce"
+#include "coll_mpi.h"
 
-#include "bench_util.h"
-
-static const char *prog = "mpi/reduce";
-
-/* MPI's default error handler already aborts the job; this covers the
- * case where it was changed to return. */
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != MPI_SUCCESS) {                                             \
-            fprintf(stderr, "%s: %s failed (%d)\n", prog, #call, rc_);        \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                     \
-        }                                                                     \
-    } while (0)
-
-#define COLL_MIN_SIZE 8
-#define COLL_DEFAULT_MAX ((size_t)1 << 20)
-#define COLL_BATCH_S 0.01
-#define COLL_MAX_ITERS 10000
-/* Sizes in one sweep: 8 B doubling up to at most 2^63. */
-#define MAX_SIZES 64
-
-static int rank, np;
-
-/* In place at the root, like fmpl_reduce (recvbuf is ignored elsewhere). */
-static inline void reduce(double *buf, int count, int root)
+static void op(void *a, void *b, size_t size, long i)
 {
-    CHECK(MPI_Reduce(rank == root ? MPI_IN_PLACE : buf, buf, count, MPI_DOUBLE,
-                     MPI_SUM, root, MPI_COMM_WORLD));
-}
-
-/* The collective under test: iteration i reduces to rank i % np. */
-static inline void op(double *buf, int count, long i)
-{
-    reduce(buf, count, (int)(i % np));
-}
-
-/* Element-wise maximum of v[0..n-1] over all ranks, left at rank 0
- * (point-to-point, as on the FMPL side). */
-static void max_to_root(double *v, int n)
-{
-    if (rank != 0) {
-        CHECK(MPI_Send(v, n, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD));
-        return;
-    }
-    double tmp[n];
-    for (int r = 1; r < np; r++) {
-        CHECK(MPI_Recv(tmp, n, MPI_DOUBLE, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-        for (int k = 0; k < n; k++)
-            if (tmp[k] > v[k])
-                v[k] = tmp[k];
-    }
-}
-
-/* Rank 0's value of x on every rank. */
-static long from_root(long x)
-{
-    if (rank == 0)
-        for (int r = 1; r < np; r++)
-            CHECK(MPI_Send(&x, 1, MPI_LONG, r, 0, MPI_COMM_WORLD));
-    else
-        CHECK(MPI_Recv(&x, 1, MPI_LONG, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-    return x;
-}
-
-/* Iterations per batch from the probe's time per call: about COLL_BATCH_S
- * per batch, a whole number of root rotations, then times -i. */
-static long iters_for(double per_call, double scale)
-{
-    double n = per_call > 0 ? COLL_BATCH_S / per_call : COLL_MAX_ITERS;
-    if (n > COLL_MAX_ITERS)
-        n = COLL_MAX_ITERS;
-    long k = ((long)n + np - 1) / np * np;
-    if (k < np)
-        k = np;
-    n = (double)k * scale;
-    return n < 1 ? 1 : (long)n;
-}
-
-/* Rank r's element i in the check: a small integer, so that every sum is
- * exact in any order and a wrong, missing or doubled term shows. */
-static inline double term(int r, long i)
-{
-    return (double)((long)(((unsigned long)i * 37u + (unsigned long)r * 101u) % 2001u) - 1000);
-}
-
-/* Untimed: one reduction to every root of known terms; the root checks
- * every element of the sum. */
-static void verify_size(double *buf, int count)
-{
-    for (int root = 0; root < np; root++) {
-        for (long i = 0; i < count; i++)
-            buf[i] = term(rank, i);
-        reduce(buf, count, root);
-        if (rank != root)
-            continue;
-        for (long i = 0; i < count; i++) {
-            double want = 0;
-            for (int r = 0; r < np; r++)
-                want += term(r, i);
-            if (buf[i] != want) {
-                fprintf(stderr, "%s: rank %d (root): wrong sum in a %zu-byte "
-                                "reduce at element %ld: got %.17g, expected %.17g\n",
-                        prog, rank, (size_t)count * sizeof *buf, i, buf[i], want);
-                MPI_Abort(MPI_COMM_WORLD, 3);
-            }
-        }
-    }
-    /* Timed runs add zeros: the sums grow neither to infinity nor into
-     * denormals, and adding zeros costs what adding anything else does. */
-    memset(buf, 0, (size_t)count * sizeof *buf);
-}
-
-/* Iterations per batch for one size, the same on every rank: an untimed
- * warm-up of the size is timed, and its slowest rank decides. */
-static long probe_size(double *buf, size_t size, const struct bu_opts *o)
-{
-    int count = (int)(size / sizeof(double));
-    long warm = bu_iters(size, 100, 8.0 * (1 << 20), 1.0);
-
-    CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    double t0 = bu_now();
-    for (long i = 0; i < warm; i++)
-        op(buf, count, i);
-    double per_call = (bu_now() - t0) / (double)warm;
-    max_to_root(&per_call, 1);
-    return from_root(rank == 0 ? iters_for(per_call, o->iter_scale) : 0);
-}
-
-/* One timed batch of `iters` calls started together after a barrier: this
- * rank's time per call in seconds.  The previous batch was of another
- * size, so a tenth of the calls go first, untimed, to get this size's
- * buffers and paths warm again. */
-static double batch(double *buf, size_t size, long iters)
-{
-    int count = (int)(size / sizeof(double));
-    for (long i = 0; i < iters / 10 + 1; i++)
-        op(buf, count, i);
-    CHECK(MPI_Barrier(MPI_COMM_WORLD));
-    double t0 = bu_now();
-    for (long i = 0; i < iters; i++)
-        op(buf, count, i);
-    return (bu_now() - t0) / (double)iters;
-}
-
-static void *alloc_buf(size_t size, int use_alloc)
-{
-    void *p = NULL;
-    if (!use_alloc)
-        return bu_alloc(size);
-    CHECK(MPI_Alloc_mem((MPI_Aint)(size ? size : 1), MPI_INFO_NULL, &p));
-    memset(p, 0, size);   /* fault pages in outside the timing */
-    return p;
-}
-
-static void free_buf(void *p, int use_alloc)
-{
-    if (use_alloc)
-        MPI_Free_mem(p);
-    else
-        bu_free(p);
-}
-
-static void usage(FILE *f)
-{
-    fprintf(f, "usage: %s [-m MAXSIZE] [-s SIZE] [-i SCALE] [-a] [-h]\n"
-               "  -m MAXSIZE  last size of the sweep 8,16,32,... bytes "
-               "(default 1M; K/M/G suffixes)\n"
-               "  -s SIZE     measure this size only (a multiple of 8)\n"
-               "  -i SCALE    multiply the iteration counts (default 1)\n"
-               "  -a          buffers from MPI_Alloc_mem\n"
-               "  -h          this help\n", prog);
-}
-
-/* Was -m given?  (bu_parse's grammar: -a and -h take no value.) */
-static int has_max(int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m"))
-            return 1;
-        if (strcmp(argv[i], "-a") && strcmp(argv[i], "-h") && strcmp(argv[i], "--help"))
-            i++;
-    }
-    return 0;
-}
-
-/* The sweep: COLL_MIN_SIZE, doubling up to -m, or just -s. */
-static size_t first_size(const struct bu_opts *o)
-{
-    if (o->single_size != BU_SIZE_END)
-        return o->single_size;
-    return o->max_size >= COLL_MIN_SIZE ? COLL_MIN_SIZE : BU_SIZE_END;
+    int root = (int)(i % np);
+    (void)b;
+    CHECK(MPI_Reduce(rank == root ? MPI_IN_PLACE : a, a, (int)(size / sizeof(double)),
+                     MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD));
 }
 
 int main(int argc, char **argv)
 {
-    struct bu_opts o;
-    const char *err;
-    int pr = bu_parse(argc, argv, 0, &o, &err);
-    if (pr == 0 && !has_max(argc, argv))
-        o.max_size = COLL_DEFAULT_MAX;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
-    size_t max = 0;
-    if (pr == 0)
-        for (size_t s = first_size(&o); s != BU_SIZE_END; s = bu_next_size(&o, s))
-            max = s;
-    if (pr == 0 && o.single_size != BU_SIZE_END &&
-        (o.single_size == 0 || o.single_size % sizeof(double))) {
-        err = "-s needs a positive multiple of 8 (bytes of doubles)";
-        pr = -1;
-    }
-    if (pr == 0 && max > (size_t)1 << 30) {
-        err = "sizes above 1G are not supported (MPI int counts)";
-        pr = -1;
-    }
-    if (pr != 0) {
-        if (rank == 0) {
-            if (err)
-                fprintf(stderr, "%s: %s\n", prog, err);
-            usage(pr > 0 ? stdout : stderr);
-        }
-        MPI_Finalize();
-        return pr > 0 ? 0 : 2;
-    }
-
-    double *buf = alloc_buf(max, o.use_alloc);
-    if (rank == 0)
-        bu_print_header("MPI", "reduce", np, &o,
-                        o.use_alloc ? "MPI_Alloc_mem" : "malloc",
-                        "MPI_SUM of size/8 doubles, in place; root = iteration % nprocs; "
-                        "time = slowest rank's loop / iterations",
-                        "time_us");
-    /* Check every size and size its batches, then time BU_REPS passes over
-     * the sweep: the batches of one size lie a whole pass apart, so a
-     * slow stretch of the (virtual) machine spoils at most one.  Each
-     * batch counts as long as its slowest rank; the median batch is the
-     * result. */
-    static size_t sizes[MAX_SIZES];
-    static long iters[MAX_SIZES];
-    static double t[MAX_SIZES * BU_REPS];
-    int n = 0;
-    for (size_t s = first_size(&o); s != BU_SIZE_END; s = bu_next_size(&o, s)) {
-        verify_size(buf, (int)(s / sizeof(double)));
-        sizes[n] = s;
-        iters[n++] = probe_size(buf, s, &o);
-    }
-    for (int r = 0; r < BU_REPS; r++)
-        for (int k = 0; k < n; k++)
-            t[k * BU_REPS + r] = batch(buf, sizes[k], iters[k]);
-    if (n > 0)
-        max_to_root(t, n * BU_REPS);
-    for (int k = 0; k < n && rank == 0; k++) {
-        double col = bu_median(t + k * BU_REPS, BU_REPS) * 1e6;
-        bu_print_row(sizes[k], 1, &col);
-    }
-    free_buf(buf, o.use_alloc);
-    MPI_Finalize();
-    return 0;
+    static const struct cb_test t = {
+        .name = "reduce", .sized = 1, .unit = sizeof(double), .rotate = 1,
+        .second = CB_B_NONE, .op = op, .verify = cb_verify_reduce,
+        .note = "MPI_SUM of size/8 doubles, in place; root = iteration % nprocs; "
+                "time = slowest rank's loop / iterations",
+    };
+    return cb_main(argc, argv, &t);
 }
