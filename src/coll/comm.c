@@ -62,14 +62,14 @@ int fmpl_halo_index(int h)
     return fmpl_g.user_nidx + fmpl_g.max_comms * FMPL_COMM_NIDX + h * FMPL_HALO_NIDX;
 }
 
-/* lowest slot clear in the OR of n bitmaps of w words each, or -1 */
-static int lowest_free(const uint64_t *maps, int n, int w, int nslots)
+/* lowest slot clear in the OR of n bitmaps (`stride` words apart), or -1 */
+static int lowest_free(const uint64_t *maps, int n, size_t stride, int nslots)
 {
     for (int s = 0; s < nslots; s++) {
         uint64_t bit = 1ull << (s % 64);
         int used = 0;
         for (int i = 0; i < n && !used; i++)
-            used = (maps[(size_t)i * (size_t)w + (size_t)(s / 64)] & bit) != 0;
+            used = (maps[(size_t)i * stride + (size_t)(s / 64)] & bit) != 0;
         if (!used)
             return s;
     }
@@ -85,7 +85,7 @@ int fmpl_coll_agree_slot(fmpl_comm_rec_t *c, const uint64_t *mine, int nslots, i
     memcpy(all + (size_t)c->rank * (size_t)w, mine, (size_t)w * sizeof *all);
     int rc = fmpl_coll_allgather(c, all, (size_t)w * sizeof *all);
     if (rc == FMPL_SUCCESS)
-        *slot = lowest_free(all, c->size, w, nslots);
+        *slot = lowest_free(all, c->size, (size_t)w, nslots);
     free(all);
     return rc;
 }
@@ -120,10 +120,9 @@ static int split(fmpl_comm_rec_t *parent, int color, int key, fmpl_comm_t *out)
 {
     int w = nwords(fmpl_g.max_comms), rec = 2 + w, n = parent->size;
     uint64_t *all = calloc((size_t)n * (size_t)rec, sizeof *all);
-    uint64_t *maps = calloc((size_t)n * (size_t)w, sizeof *maps);
     int *ranks = malloc((size_t)n * sizeof *ranks);
     int *keys = malloc((size_t)n * sizeof *keys);
-    int rc = all && maps && ranks && keys ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
+    int rc = all && ranks && keys ? FMPL_SUCCESS : FMPL_ERR_NOMEM;
     /* every member must take part even when out of memory: an allgather
      * of a zero record keeps the others from waiting forever */
     if (all) {
@@ -137,10 +136,7 @@ static int split(fmpl_comm_rec_t *parent, int color, int key, fmpl_comm_t *out)
     }
     int slot = -1;
     if (rc == FMPL_SUCCESS) {
-        for (int i = 0; i < n; i++)
-            memcpy(maps + (size_t)i * (size_t)w, all + (size_t)i * (size_t)rec + 2,
-                   (size_t)w * sizeof *maps);
-        slot = lowest_free(maps, n, w, fmpl_g.max_comms);
+        slot = lowest_free(all + 2, n, (size_t)rec, fmpl_g.max_comms);
         if (slot < 0)
             rc = FMPL_ERR_LIMIT;
     }
@@ -166,7 +162,6 @@ static int split(fmpl_comm_rec_t *parent, int color, int key, fmpl_comm_t *out)
         ranks = NULL;
     }
     free(all);
-    free(maps);
     free(ranks);
     free(keys);
     return rc;
