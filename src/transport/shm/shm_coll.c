@@ -47,6 +47,12 @@ static uint8_t *hb_slot(fmpl_shm_t *s, int root, uint64_t k)
            (size_t)(k % FMPL_SHM_HB_NSLOT) * FMPL_SHM_HB_CHUNK;
 }
 
+/* chunks of `root` that `reader` has copied (in the reader's segment) */
+static _Atomic uint64_t *hb_ack(fmpl_shm_t *s, int reader, int root)
+{
+    return fmpl_shm_coll_word(s, reader, FMPL_SHM_HB_ACK + 64 * (size_t)root);
+}
+
 /* the slot for chunk k is free when every reader acknowledged k - NSLOT */
 static int slot_free(fmpl_shm_t *s, int root, uint64_t k)
 {
@@ -54,8 +60,8 @@ static int slot_free(fmpl_shm_t *s, int root, uint64_t k)
         return 1;
     for (int r = 0; r < s->tl->size; r++)
         if (r != root &&
-            atomic_load_explicit(fmpl_shm_coll_word(s, r, FMPL_SHM_HB_ACK + 64 * (size_t)root),
-                                 memory_order_acquire) < k - FMPL_SHM_HB_NSLOT + 1)
+            atomic_load_explicit(hb_ack(s, r, root), memory_order_acquire) <
+                k - FMPL_SHM_HB_NSLOT + 1)
             return 0;
     return 1;
 }
@@ -85,9 +91,7 @@ int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
             if (atomic_load_explicit(desc, memory_order_acquire) != k + 1)
                 return 0;
             memcpy(b + off, hb_slot(s, root, k), n);
-            atomic_store_explicit(fmpl_shm_coll_word(s, tl->rank,
-                                                     FMPL_SHM_HB_ACK + 64 * (size_t)root),
-                                  k + 1, memory_order_release);
+            atomic_store_explicit(hb_ack(s, tl->rank, root), k + 1, memory_order_release);
         }
         st->pos++;
     }
