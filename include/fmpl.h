@@ -99,13 +99,14 @@ extern "C" {
     X(ERR_INTERNAL, -16, "internal error")                                    \
     X(ERR_COMM,     -17, "invalid or freed communicator")                      \
     X(ERR_OP,       -18, "invalid reduction operation")                        \
-    X(ERR_LIMIT,    -19, "too many communicators or halo exchanges alive")
+    X(ERR_LIMIT,    -19, "too many communicators or halo exchanges alive") \
+    X(ERR_SHAPE,    -20, "matrix message shape differs from the receive's")
 
 enum {
 #define FMPL_ERRNO_ENUM_(name, code, msg) FMPL_##name = code,
     FMPL_ERRNO_MAP(FMPL_ERRNO_ENUM_)
 #undef FMPL_ERRNO_ENUM_
-    FMPL_ERR_LAST_ = -20
+    FMPL_ERR_LAST_ = -21
 };
 
 /*
@@ -315,6 +316,55 @@ int fmpl_comm_world_rank(fmpl_comm_t comm, int rank, int *world_rank);
  * (FMPL_ERR_COMM).
  */
 int fmpl_comm_free(fmpl_comm_t *comm);
+
+/* ------------------------------------------------------------------ */
+/* Matrix messages on a communicator                                    */
+/* ------------------------------------------------------------------ */
+/*
+ * A column-major matrix (or submatrix) in memory: `n` columns of `m`
+ * elements of `esize` bytes, column j starting `j * ld` elements after
+ * the first.  uplo 'G' (or 'g') is the whole matrix; 'U' / 'L' the upper /
+ * lower trapezoid as the BLACS define it: with d = max(0, m - n) and
+ * e = max(0, n - m), element (i, j) belongs to the upper trapezoid when
+ * i <= j + d, to the lower one when i >= j - e; diag 'U' (unit) leaves
+ * the diagonal i == j + d (upper) or i == j - e (lower) out, 'N' keeps it.
+ */
+typedef struct fmpl_matrix {
+    size_t esize;                  /* bytes per element, >= 1 */
+    size_t m, n;                   /* rows, columns (either may be 0) */
+    size_t ld;                     /* leading dimension in elements, >= m */
+    char uplo;                     /* 'G', 'U' or 'L' */
+    char diag;                     /* 'U' or 'N' (trapezoids only) */
+} fmpl_matrix_t;
+
+/*
+ * fmpl_comm_sendm - send the elements of matrix `a` (shape `shape`) to rank
+ * `dst` of `comm`; fmpl_comm_recvm - receive them from rank `src` into `a`.
+ *
+ * Messages between two members of a communicator are received in the
+ * order they were sent (one FIFO per ordered pair): no index, no tag.  The
+ * receive's shape must have the same esize, m, n, uplo and diag as the
+ * send's, or the receive fails with FMPL_ERR_SHAPE and nothing is written
+ * (the sender gets FMPL_ERR_SHAPE too when it met the posted receive; a
+ * send already copied aside is dropped with a message on stderr).  The
+ * receive's ld may differ from the send's.  The data goes straight from the sender's matrix into the
+ * receiver's, strided on both sides where the transport can (no packing).
+ *
+ * fmpl_comm_sendm is LOCALLY BLOCKING: it returns once `a` may be reused.
+ * When the receive is not posted yet it waits about as long as copying
+ * the message would take, then copies the message aside and returns; any
+ * later FMPL call (or the progress thread) delivers it.  So two members
+ * may both send to each other before either receives.  fmpl_comm_recvm
+ * blocks until the message is in `a`.  dst == src == own rank works.
+ *
+ * Errors: FMPL_ERR_COMM, FMPL_ERR_RANK, FMPL_ERR_ARG (shape: esize 0, ld <
+ * m, bad uplo/diag), FMPL_ERR_BUFFER (NULL with elements), FMPL_ERR_SHAPE,
+ * FMPL_ERR_NOMEM, FMPL_ERR_PEER.
+ */
+int fmpl_comm_sendm(const void *a, const fmpl_matrix_t *shape, int dst, fmpl_comm_t comm);
+int fmpl_comm_recvm(void *a, const fmpl_matrix_t *shape, int src, fmpl_comm_t comm);
+/* The number of elements of a shape (0 for an invalid one). */
+size_t fmpl_matrix_count(const fmpl_matrix_t *shape);
 
 /* ------------------------------------------------------------------ */
 /* Collectives                                                          */

@@ -22,6 +22,7 @@
       integer, parameter :: FMPL_ERR_COMM = -17
       integer, parameter :: FMPL_ERR_OP = -18
       integer, parameter :: FMPL_ERR_LIMIT = -19
+      integer, parameter :: FMPL_ERR_SHAPE = -20
       integer, parameter :: FMPL_REQUEST_WORDS = 9
 ! communicators, collectives, halo exchange (fmpl_fortran_coll.c)
       integer, parameter :: FMPL_COMM_WORLD = 0

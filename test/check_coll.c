@@ -61,6 +61,14 @@ static const struct spec ops_specs[] = {
 };
 
 static const struct spec comm_specs[] = {
+    /* matrix messages on a communicator: shapes, FIFO, locally blocking */
+    {"comm_matrix", 1, NULL, {NULL}},
+    {"comm_matrix", 2, NULL, {"-M", "700", "-k", "8", NULL}},
+    {"comm_matrix", 3, NULL, {"-s", "3", NULL}},
+    {"comm_matrix", 4, NULL, {"-S", "-s", "4", NULL}},
+    {"comm_matrix", 3, NOCMA, {"-M", "500", NULL}},
+    {"comm_matrix", 2, PTHR, {"-s", "9", NULL}},
+    {"comm_matrix", 2, "FMPL_SPLIT_MIN=4096", {"-M", "600", "-s", "11", NULL}},
     {"coll_comm", 0, NULL, {NULL}},
     {"coll_comm", 1, NULL, {NULL}},
     {"coll_comm", 2, NULL, {NULL}},

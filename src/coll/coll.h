@@ -3,7 +3,7 @@
  *
  * Index space.  fmpl_init(count) gives the user indices 0..count-1.  The
  * library appends its own:
- *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..3
+ *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..6
  *   after all communicators          FMPL_HALO_NIDX lines per halo exchange
  * so a collective never meets user traffic or another communicator's.
  * A communicator handle is its slot number; every member agrees on it
@@ -12,13 +12,15 @@
  * common.  Sequence numbers live per (peer, index) and are never reset, so
  * a slot freed and reused by other processes needs no clean-up.
  *
- * Of the five indices of a communicator:
+ * Of the seven indices of a communicator:
  *   FMPL_CI_SIG   signal lines (signal.c): barrier, small allreduce and
  *                 allgather
  *   FMPL_CI_A/B   point-to-point messages of the collectives (two
  *                 concurrent messages to one peer need two indices)
  *   FMPL_CI_FLOW  flow-controlled signals: small broadcasts
  *   FMPL_CI_ACK   their acknowledgements
+ *   FMPL_CI_P2P   the members' own matrix messages (fmpl_comm_sendm/recvm)
+ *   FMPL_CI_AUX   the layout records of their strided receives (matrix.h)
  */
 #ifndef FMPL_COLL_H
 #define FMPL_COLL_H
@@ -30,8 +32,9 @@
 #include "core/state.h"
 #include "p2p/p2p.h"
 
-#define FMPL_COMM_NIDX 5
-enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4 };
+#define FMPL_COMM_NIDX 7
+enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4,
+       FMPL_CI_P2P = 5, FMPL_CI_AUX = 6 };
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16

@@ -15,6 +15,7 @@
 #include "core/state.h"
 #include "coll/coll.h"
 #include "p2p/p2p.h"
+#include "p2p/matrix.h"
 #include "p2p/spill.h"
 
 /* Upper bound on indices: the mailbox holds size x count lines. */
@@ -127,8 +128,12 @@ int fmpl_finalize(void)
     if (!fmpl_g.initialized)
         return FMPL_ERR_NOT_INIT;
     fmpl_enter();
-    /* Spilled messages must reach their receivers before we leave. */
+    /* Spilled and queued messages must reach their receivers before we
+     * leave. */
     int rc = fmpl_spill_drain();
+    int mrc = fmpl_mx_drain();
+    if (rc == FMPL_SUCCESS)
+        rc = mrc;
     fmpl_leave();
     fmpl_progress_thread_stop();
     /* Nobody may still need us once everybody has arrived here. */
@@ -138,6 +143,7 @@ int fmpl_finalize(void)
     fmpl_spill_free();
     fmpl_p2p_send_forget();
     fmpl_p2p_recv_forget();
+    fmpl_mx_forget();
     fmpl_g.boot.ops->mark_finalized(&fmpl_g.boot);
     fmpl_g.initialized = 0;
     release_all();

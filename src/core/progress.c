@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "p2p/matrix.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 
@@ -31,6 +32,8 @@ int fmpl_progress(void)
         n += fmpl_p2p_recv_progress();
     if (fmpl_g.spill)
         n += fmpl_spill_progress();
+    if (fmpl_mx_pending())
+        n += fmpl_mx_progress();
     return n;
 }
 

@@ -85,7 +85,7 @@ _Static_assert(FMPL_SUCCESS == 0 && FMPL_ERR_NOT_INIT == -1 && FMPL_ERR_INIT == 
                FMPL_ERR_SPILL == -12 && FMPL_ERR_UNSUPPORTED == -13 &&
                FMPL_ERR_SYSTEM == -14 && FMPL_ERR_CANCELED == -15 &&
                FMPL_ERR_INTERNAL == -16 && FMPL_ERR_COMM == -17 &&
-               FMPL_ERR_OP == -18 && FMPL_ERR_LIMIT == -19 && FMPL_ERR_LAST_ == -20,
+               FMPL_ERR_OP == -18 && FMPL_ERR_LIMIT == -19 && FMPL_ERR_SHAPE == -20 && FMPL_ERR_LAST_ == -21,
                "error codes changed: update include/fmplf.h");
 
 /* INTEGER*8 byte count -> size_t; 0 on success, FMPL_ERR_ARG if negative

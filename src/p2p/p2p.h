@@ -50,6 +50,12 @@
 enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
        FMPL_HDR_CANCELLED = 4, FMPL_HDR_READ_DONE = 5, FMPL_HDR_READ_FAIL = 6,
        FMPL_HDR_READING = 7 };
+/* A header's size word: the receive's bytes below, a matrix receive's
+ * shape tag (matrix.h) above; FMPL_HDR_POSTED_M: a matrix receive whose
+ * layout record waits on the communicator's AUX index. */
+#define FMPL_HDR_SIZE_BITS 40
+#define FMPL_HDR_SIZE_MASK ((UINT64_C(1) << FMPL_HDR_SIZE_BITS) - 1)
+#define FMPL_HDR_POSTED_M  8
 /* how long a split sender waits for an idle receiver to start reading */
 #define FMPL_SPLIT_PATIENCE 20e-6
 enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3 };

@@ -34,7 +34,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     }
     /* the header's body is stable now: the receiver waits for us */
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
-    uint64_t room = h->size;
+    uint64_t room = h->size & FMPL_HDR_SIZE_MASK;
     fmpl_tl_key_t key = h->key;
 
     fmpl_data_rec_t rec;
