@@ -18,9 +18,13 @@ typedef struct mx_layout {
 } mx_layout_t;
 
 /* One send: on the caller's stack while it waits, on the queue once its
- * data has been packed aside. */
+ * data has been packed aside.  Only the oldest queued send of a (peer,
+ * index) can meet its receive, so the queue is a list of those heads,
+ * each with the later sends of its pair behind it: progress looks at one
+ * send per pair, however many are queued. */
 typedef struct mx_op {
-    struct mx_op *next;
+    struct mx_op *next;            /* next head */
+    struct mx_op *later, *last;    /* same (peer, idx): FIFO; `last` in heads */
     int peer, idx, aux;
     uint32_t seq;
     const unsigned char *a;        /* the user's matrix, or the packed copy */
@@ -33,18 +37,21 @@ typedef struct mx_op {
     fmpl_request_t req;
 } mx_op_t;
 
-static mx_op_t *queue_head, **queue_tail = &queue_head;
+static mx_op_t *heads;
 
-int fmpl_mx_pending(void) { return queue_head != NULL; }
+int fmpl_mx_pending(void) { return heads != NULL; }
 
 void fmpl_mx_forget(void)
 {
-    while (queue_head) {
-        mx_op_t *o = queue_head;
-        queue_head = o->next;
-        free(o);
+    while (heads) {
+        mx_op_t *h = heads;
+        heads = h->next;
+        while (h) {
+            mx_op_t *l = h->later;
+            free(h);
+            h = l;
+        }
     }
-    queue_tail = &queue_head;
 }
 
 static size_t nbytes(const fmpl_mshape_t *s) { return s->count * s->esize; }
@@ -177,17 +184,23 @@ static int queue(const mx_op_t *o)
         fmpl_mshape_pack(&o->s, o->a, copy);
     q->a = copy;
     q->packed = 1;
-    q->next = NULL;
-    *queue_tail = q;
-    queue_tail = &q->next;
+    q->next = q->later = NULL;
+    q->last = q;
+    mx_op_t **pp = &heads;
+    for (; *pp; pp = &(*pp)->next)
+        if ((*pp)->peer == q->peer && (*pp)->idx == q->idx) {
+            (*pp)->last->later = q;
+            (*pp)->last = q;
+            return FMPL_SUCCESS;
+        }
+    *pp = q;
     return FMPL_SUCCESS;
 }
 
 int fmpl_mx_progress(void)
 {
     int n = 0;
-    mx_op_t **pp = &queue_head;
-    while (*pp) {
+    for (mx_op_t **pp = &heads; *pp;) {
         mx_op_t *o = *pp;
         if (!mx_try(o)) {
             pp = &o->next;
@@ -196,9 +209,16 @@ int fmpl_mx_progress(void)
         if (o->status != FMPL_SUCCESS)
             fmpl_log_err("a queued matrix message to rank %d failed: %s", o->peer,
                          fmpl_strerror(o->status));
-        *pp = o->next;
-        if (queue_tail == &o->next)
-            queue_tail = pp;
+        /* the pair's next send becomes its head (its receive comes later) */
+        mx_op_t *l = o->later;
+        if (l) {
+            l->last = o->last;
+            l->next = o->next;
+            *pp = l;
+            pp = &l->next;
+        } else {
+            *pp = o->next;
+        }
         free(o);
         n++;
     }
@@ -208,8 +228,8 @@ int fmpl_mx_progress(void)
 int fmpl_mx_drain(void)
 {
     fmpl_wait_t w;
-    fmpl_wait_init(&w, queue_head ? queue_head->peer : -1);
-    while (queue_head) {
+    fmpl_wait_init(&w, heads ? heads->peer : -1);
+    while (heads) {
         int rc = fmpl_progress() ? FMPL_SUCCESS : fmpl_wait_idle(&w);
         if (rc != FMPL_SUCCESS)
             return rc;
