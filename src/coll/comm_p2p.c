@@ -5,6 +5,7 @@
  */
 #include "fmpl.h"
 #include "coll/coll.h"
+#include "core/progress.h"
 #include "p2p/matrix.h"
 
 static int begin(const void *a, const fmpl_matrix_t *shape, int peer, fmpl_comm_t comm,
@@ -32,6 +33,11 @@ int fmpl_comm_sendm(const void *a, const fmpl_matrix_t *shape, int dst, fmpl_com
     rc = fmpl_mx_send(a, &s, c->ranks[dst], fmpl_cidx(c, FMPL_CI_P2P),
                       fmpl_cidx(c, FMPL_CI_AUX));
     fmpl_leave();
+    /* A queued send must not depend on our next FMPL call: the caller may
+     * block elsewhere (in MPI, say) while its receiver waits for it.  The
+     * progress thread delivers it; started here, outside the lock. */
+    if (!fmpl_g.thread_on && fmpl_g.thread_lazy && fmpl_mx_pending())
+        fmpl_progress_thread_start();
     return rc;
 }
 

@@ -115,6 +115,11 @@ int fmpl_init(int count)
         return rc;
     }
     fmpl_g.initialized = 1;
+    /* FMPL_PROGRESS_THREAD=1: from the start; unset: once a locally
+     * blocking send had to be queued (its receiver may be waiting while
+     * we block outside FMPL, e.g. in MPI); 0: never */
+    const char *lazy = getenv("FMPL_PROGRESS_THREAD");
+    fmpl_g.thread_lazy = !lazy || !*lazy;
     if (env_flag("FMPL_PROGRESS_THREAD") && fmpl_progress_thread_start() != FMPL_SUCCESS) {
         fmpl_g.initialized = 0;
         release_all();

@@ -35,6 +35,7 @@ typedef struct fmpl_state {
     struct fmpl_spill *spill;
     /* progress thread */
     int thread_on;
+    int thread_lazy;               /* start it when a send is queued */
     pthread_t thread;
     pthread_mutex_t lock;
     volatile int thread_stop;
