@@ -8,6 +8,8 @@
 #
 # Outputs (a contract): lib/libfmpl.a lib/libfmpl.so bin/fmplrun
 # examples/<name> bench/<name> test/<name>
+# fmpl-blacs (the BLACS on FMPL, blacs/*.c): lib/libfmpl_blacs.a
+# lib/libfmpl_blacs.so fmpl-blacs.pc include/fmpl_blacs.h
 
 PREFIX  ?= /usr/local
 CC      ?= cc
@@ -27,7 +29,9 @@ VERSION = 0.1.0
 
 # Debian packages the build and the tests need (installed by `make deps`).
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
-           openmpi-bin libopenmpi-dev valgrind
+           openmpi-bin libopenmpi-dev valgrind \
+           libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
+           liblapack-dev libblas-dev
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -61,7 +65,28 @@ TEST_FPROGS:= $(patsubst %.f90,%,$(wildcard test/progs/*.f90))
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-all: lib/libfmpl.a lib/libfmpl.so $(TOOLS) fmpl.pc examples bench-build tests
+# fmpl-blacs: its own library beside libfmpl, same flags (hidden
+# visibility: only BLACS_API names leave it).
+BLACS_SRC    := $(wildcard blacs/*.c)
+BLACS_OBJ    := $(BLACS_SRC:%.c=build/%.o)
+BLACS_SONAME  = libfmpl_blacs.so.$(SOVERSION)
+BLACS_LIBS    = lib/libfmpl_blacs.a lib/libfmpl_blacs.so fmpl-blacs.pc
+# Programs that run ScaLAPACK on fmpl-blacs need Debian's ScaLAPACK: the
+# fmpl-blacs library comes first, so its BLACS replace the MPI-BLACS
+# inside libscalapack-openmpi.
+HAVE_SCALAPACK := $(wildcard /usr/lib/*/libscalapack-openmpi.so /usr/lib/libscalapack-openmpi.so)
+SCALAPACK_LIBS  = -lscalapack-openmpi -llapack -lblas -lgfortran -lm
+# the ScaLAPACK examples have rules of their own (below)
+EX_C := $(filter-out examples/pdgesv,$(EX_C))
+EX_F := $(filter-out examples/pdgesv_f,$(EX_F))
+EX_SCALAPACK = examples/pdgesv examples/pdgesv_f
+ifeq ($(HAVE_SCALAPACK),)
+BENCH     := $(filter-out bench/blacs,$(BENCH))
+BENCH_MPI := $(filter-out bench/mpi/blacs,$(BENCH_MPI))
+EX_SCALAPACK =
+endif
+
+all: lib/libfmpl.a lib/libfmpl.so $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
 .PHONY: all examples bench-build tests check deps install uninstall clean bench
 
@@ -82,6 +107,21 @@ lib/$(SONAME): $(LIB_OBJ)
 lib/libfmpl.so: lib/$(SONAME)
 	ln -sf $(SONAME) $@
 
+$(BLACS_OBJ): blacs/blacs.h
+lib/libfmpl_blacs.a: $(BLACS_OBJ)
+	@mkdir -p lib
+	rm -f $@
+	ar rcs $@ $^
+
+# rpath $ORIGIN: LD_PRELOAD=/abs/lib/libfmpl_blacs.so finds libfmpl.so.0
+# beside it, installed or not.
+lib/$(BLACS_SONAME): $(BLACS_OBJ) lib/libfmpl.so
+	$(CC) -shared -Wl,-soname,$(BLACS_SONAME) -Wl,--no-undefined \
+	      -Wl,-rpath,'$$ORIGIN' -o $@ $(BLACS_OBJ) -Llib -lfmpl
+
+lib/libfmpl_blacs.so: lib/$(BLACS_SONAME)
+	ln -sf $(BLACS_SONAME) $@
+
 bin/fmplrun: tools/fmplrun.c $(HDRS)
 	@mkdir -p bin
 	$(CC) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
@@ -91,13 +131,22 @@ PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
              -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) -lpthread -lrt|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(PC_SED) $< > $@
+fmpl-blacs.pc: fmpl-blacs.pc.in Makefile
+	$(PC_SED) $< > $@
 
 # Programs link the static library (no PLT on the fast path) except the
 # examples, which use the shared one the way an installed user would.
 PROG_LDFLAGS = lib/libfmpl.a $(LIBS)
 EX_LDFLAGS   = -Llib -lfmpl -Wl,-rpath,'$$ORIGIN/../lib' $(LIBS)
 
-examples: $(EX_C) $(EX_F)
+examples: $(EX_C) $(EX_F) $(EX_SCALAPACK)
+# ScaLAPACK's pdgesv on fmpl-blacs: our BLACS before ScaLAPACK's own
+examples/pdgesv: examples/pdgesv.c lib/libfmpl_blacs.so include/fmpl_blacs.h
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -Llib -lfmpl_blacs -lfmpl \
+	    -Wl,-rpath,'$$ORIGIN/../lib' $(SCALAPACK_LIBS)
+examples/pdgesv_f: examples/pdgesv_f.f90 lib/libfmpl_blacs.so
+	$(FC) $(FFLAGS) -Wall -o $@ $< -Llib -lfmpl_blacs -lfmpl \
+	    -Wl,-rpath,'$$ORIGIN/../lib' $(SCALAPACK_LIBS)
 examples/%: examples/%.c lib/libfmpl.so include/fmpl.h
 	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(EX_LDFLAGS)
 examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
@@ -112,12 +161,26 @@ $(addprefix bench/,$(COLL_BENCH)): bench/coll_bench.h bench/coll_fmpl.h
 $(addprefix bench/mpi/,$(COLL_BENCH)): bench/coll_bench.h bench/mpi/coll_mpi.h
 bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
 	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
+# ScaLAPACK on fmpl-blacs, and the same source on Debian's MPI-BLACS
+bench/blacs: bench/blacs.c bench/blacs_bench.h bench/bench_util.c bench/bench_util.h \
+             include/fmpl_blacs.h lib/libfmpl_blacs.so
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Ibench -o $@ bench/blacs.c \
+	    bench/bench_util.c -Llib -lfmpl_blacs -lfmpl $(SCALAPACK_LIBS) \
+	    -Wl,-rpath,'$$ORIGIN/../lib'
+bench/mpi/blacs: bench/mpi/blacs.c bench/blacs_bench.h bench/bench_util.c bench/bench_util.h
+	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ bench/mpi/blacs.c \
+	    bench/bench_util.c $(SCALAPACK_LIBS)
 
 tests: $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS)
 test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
 test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
 	$(CC) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+# BLACS workers: the C BLACS interface only (shorter stem: this rule wins)
+test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_blacs.a \
+                    lib/libfmpl.a
+	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Itest/progs -o $@ $< \
+	    lib/libfmpl_blacs.a $(PROG_LDFLAGS) -lm
 # FMPL's PMIx bootstrap beside MPI in one process: needs mpicc.
 ifneq ($(HAVE_MPICC),)
 test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/core/boot_pmix.c src/core/boot.h
@@ -160,13 +223,21 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl.so
 	$(PC_SED) fmpl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc
 	install -m 755 bin/fmplrun $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 include/fmpl_blacs.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 lib/libfmpl_blacs.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 lib/$(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf $(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.so
+	$(PC_SED) fmpl-blacs.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl-blacs.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/fmpl.h $(DESTDIR)$(PREFIX)/include/fmplf.h \
 	      $(DESTDIR)$(PREFIX)/lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
 	      $(DESTDIR)$(PREFIX)/lib/libfmpl.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc \
 	      $(DESTDIR)$(PREFIX)/bin/fmplrun
+	rm -f $(DESTDIR)$(PREFIX)/include/fmpl_blacs.h $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.a \
+	      $(DESTDIR)$(PREFIX)/lib/$(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.so \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl-blacs.pc
 
 clean:
-	rm -rf build lib bin fmpl.pc $(EX_C) $(EX_F) $(BENCH) $(BENCH_MPI) \
+	rm -rf build lib bin fmpl.pc fmpl-blacs.pc $(EX_C) $(EX_F) examples/pdgesv examples/pdgesv_f $(BENCH) $(BENCH_MPI) \
 	       $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS) test/logs
