@@ -13,7 +13,10 @@
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
 #   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
 #      FMPL) under mpirun;
-#   6. make install into a scratch prefix, pkg-config build, run.
+#   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
+#      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
+#      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
+#   7. make install into a scratch prefix, pkg-config build, run.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
 #
@@ -185,7 +188,22 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
     fi
 fi
 
-# ---- 6. make install, then build the way a user does --------------------
+# ---- 6. fmpl-blacs: exports, Debian's BLACS and ScaLAPACK testers --------
+if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then
+    run_step blacs_exports 120 bash test/blacs_exports.sh
+    if [ -x examples/pdgesv ]; then
+        run_step blacs_pdgesv 300 bash test/pdgesv_test.sh
+    fi
+    if command -v mpirun > /dev/null 2>&1 && [ -d /usr/lib/x86_64-linux-gnu/scalapack ]; then
+        run_step blacs_debian_testers 900 bash test/blacs_debian.sh
+        run_step blacs_scalapack_testers 1200 bash test/scalapack_testers.sh
+    else
+        echo "=== blacs testers: mpirun or Debian's ScaLAPACK testers missing: FAILED"
+        record blacs_testers 1
+    fi
+fi
+
+# ---- 7. make install, then build the way a user does --------------------
 if selected install_test "$@"; then
     run_step install_test 300 sh test/install_test.sh
 fi
