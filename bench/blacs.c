@@ -1,0 +1,40 @@
+/*
+ * bench/blacs - fmpl-blacs: point-to-point (Cdgesd2d/Cdgerv2d ping-pong,
+ * 8 B .. 16 MiB and a 1000 x 1000 submatrix of an LDA = 2000 array),
+ * Cdgebs2d/Cdgebr2d, Cdgsum2d and Cdgamx2d (8 B .. 1 MiB), and ScaLAPACK's
+ * pdgetrf_ (N = 2000, NB = 64, 1 x 2 grid) running on fmpl-blacs.
+ *
+ *   fmplrun -n 2 bench/blacs [-m MAX] [-M CMAX] [-T TESTS] [-N N] [-r REPS] ...
+ *
+ * bench/mpi/blacs is the same source (bench/blacs_bench.h) linked against
+ * the MPI-BLACS of libscalapack-openmpi; bench/compare -t blacs runs both.
+ * Build:
+ *   cc -O2 -Iinclude -Ibench bench/blacs.c bench/bench_util.c -Llib -lfmpl_blacs -lfmpl \
+ *      -lscalapack-openmpi -llapack -lblas -lgfortran -lm -Wl,-rpath,$PWD/lib -o bench/blacs
+ * fmpl-blacs comes first on the link line, so its BLACS (C and Fortran
+ * names) replace the MPI-BLACS inside libscalapack-openmpi for pdgetrf_ too;
+ * MPI is loaded but never initialised.
+ */
+#define BB_LIB "FMPL"
+#define BB_PROG "blacs"
+
+/* After Cblacs_pinfo: FMPL must be up, with the same rank, or the BLACS
+ * linked are not fmpl-blacs (e.g. the MPI-BLACS of libscalapack-openmpi
+ * running as an MPI singleton because of the link order). */
+int fmpl_rank(void);
+int fmpl_size(void);
+#define BB_AFTER_INIT()                                                       \
+    do {                                                                      \
+        if (fmpl_rank() != bb_me || fmpl_size() != bb_np) {                   \
+            fprintf(stderr, "%s: Cblacs_pinfo says rank %d of %d but FMPL says %d of %d: "  \
+                            "not running on fmpl-blacs\n", BB_PROG, bb_me, bb_np,  \
+                    fmpl_rank(), fmpl_size());                                \
+            exit(2);                                                          \
+        }                                                                     \
+    } while (0)
+#include "blacs_bench.h"
+
+int main(int argc, char **argv)
+{
+    return bb_main(argc, argv);
+}
