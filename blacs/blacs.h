@@ -148,7 +148,19 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
                 int n, void *a, int lda, int *ra, int *ca, int ldia, int rdest, int cdest,
                 const char *rout);
 
-/* topology.c.  blacs_coll_free() releases what the collectives keep for a
+/* comb_ops.c: element operations fn(inout, in, n), inout[i] op= in[i];
+ * loc = with (value, distance) elements (location arrays wanted) */
+typedef void (*blacs_vv_t)(void *inout, const void *in, int n);
+blacs_vv_t blacs_comb_fn(int op, int type, int loc);
+size_t blacs_comb_esize(int type, int loc);    /* bytes per element */
+size_t blacs_comb_locoff(int type);            /* offset of the int distance */
+/* the same operation for fmpl_reduce / fmpl_allreduce */
+int    blacs_comb_fmpl_op(int op, int type, int loc, fmpl_op_t *h);
+
+/* topology.c.  blacs_coll_comm() is the communicator a collective of a
+ * scope travels on: the scope's own, for 'A' a duplicate of ctx->all
+ * (made by the first 'A' collective; see topology.c).
+ * blacs_coll_free() releases what the collectives keep for a
  * context (its scope-'A' communicator); call it when freeing the context,
  * on every grid process, before its communicators are freed. */
 void  blacs_coll_free(const blacs_ctx_t *c);

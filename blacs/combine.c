@@ -7,16 +7,21 @@
  * combined in place).  With location arrays (LDIA != -1) an element is
  * (value, distance): distance = scope rank, or with a destination the
  * rank's distance from it, as in the reference; on equal magnitude the
- * smaller distance wins, so the winner's coordinates come back in RA/CA.
+ * smaller distance wins, so the winner's coordinates come back in RA/CA
+ * (the operations are in comb_ops.c).
  *
- * Topologies:
- *   ' '            fmpl_allreduce / fmpl_reduce (a user op for locations)
- *   'I' 'D' 'S' 'M'  rings (1, -1, 2, blacs_set WHAT 13 of them) towards the
- *                  destination, then multipath back when all get it
- *   '1'-'9' 'T' 'F'  trees (digit + 1, WHAT 14 + 1, everyone-to-one)
- *   'H'            bidirectional exchange when all get the answer and
- *                  coherence is not asked for, else a binary tree
- * then a binary tree broadcast from scope rank 0 when everyone gets it.
+ * Topologies (the reference's patterns, as matrix messages):
+ *   ' '              fmpl_allreduce / fmpl_reduce (a user op for locations)
+ *   'I' 'D' 'S' 'M'  rings (1, -1, 2, blacs_set WHAT 13 of them) that end
+ *                    at the destination; when all get the answer, scope
+ *                    rank 0 is the destination and multipath rings bring
+ *                    it back
+ *   '1'-'9' 'T' 'F'  trees of digit + 1, WHAT 14 + 1, all branches (every
+ *                    process sends to the destination); when all get the
+ *                    answer, to rank 0 and back down a binary tree
+ *   'H'              bidirectional exchange when all get the answer and
+ *                    coherence is not asked for, else a binary tree
+ * The matrix-message topologies end with a barrier (see blacs_comb).
  *
  * Repeatability and coherence (blacs_set WHAT 15/16) hold for every
  * topology, always: receives name their source, so every process combines
@@ -28,153 +33,9 @@
  * combines in fixed orders and gives every member the same bits, so ' '
  * needs no switch to a tree when repeatability is asked for.
  */
-#include <math.h>
-#include <stddef.h>
 #include <string.h>
 
 #include "blacs.h"
-
-typedef void (*vv_fn)(void *inout, const void *in, int n);
-
-/* ---- element operations ---- */
-
-static void isum(void *io_, const void *in_, int n)
-{
-    int *io = io_;
-    const int *in = in_;
-    for (int i = 0; i < n; i++)    /* wraps like the hardware, without UB */
-        io[i] = (int)((unsigned)io[i] + (unsigned)in[i]);
-}
-#define SUM(name, T)                                                           \
-    static void name(void *io_, const void *in_, int n)                        \
-    {                                                                          \
-        T *io = io_;                                                           \
-        const T *in = in_;                                                     \
-        for (int i = 0; i < n; i++)                                            \
-            io[i] += in[i];                                                    \
-    }
-SUM(ssum, float)
-SUM(dsum, double)
-static void csum(void *io, const void *in, int n) { ssum(io, in, 2 * n); }
-static void zsum(void *io, const void *in, int n) { dsum(io, in, 2 * n); }
-
-static long long iabs_(int x) { return x < 0 ? -(long long)x : x; }
-
-/* Values only: ties of magnitude (3 and -3, 0 and -0) go to the greater
- * value, +0 before -0, so the order of combination never shows. */
-#define AFTER(x, y) ((x) > (y) || ((x) == (y) && !signbit(x) && signbit(y)))
-#define IAFTER(x, y) ((x) > (y))
-#define VAL(name, T, M, MAG, BETTER, TIE)                                      \
-    static void name(void *io_, const void *in_, int n)                        \
-    {                                                                          \
-        T *io = io_;                                                           \
-        const T *in = in_;                                                     \
-        for (int i = 0; i < n; i++) {                                          \
-            M a = MAG(in[i]), b = MAG(io[i]);                                  \
-            if (a BETTER b || (a == b && TIE(in[i], io[i])))                   \
-                io[i] = in[i];                                                 \
-        }                                                                      \
-    }
-#define CVAL(name, T, MAG, BETTER)                                             \
-    static void name(void *io_, const void *in_, int n)                        \
-    {                                                                          \
-        T *io = io_;                                                           \
-        const T *in = in_;                                                     \
-        for (int i = 0; i < 2 * n; i += 2) {                                   \
-            T a = MAG(in[i]) + MAG(in[i + 1]), b = MAG(io[i]) + MAG(io[i + 1]); \
-            if (a BETTER b ||                                                  \
-                (a == b && (AFTER(in[i], io[i]) ||                             \
-                            (in[i] == io[i] && signbit(in[i]) == signbit(io[i]) && \
-                             AFTER(in[i + 1], io[i + 1]))))) {                 \
-                io[i] = in[i];                                                 \
-                io[i + 1] = in[i + 1];                                         \
-            }                                                                  \
-        }                                                                      \
-    }
-VAL(iamx, int, long long, iabs_, >, IAFTER)
-VAL(samx, float, float, fabsf, >, AFTER)
-VAL(damx, double, double, fabs, >, AFTER)
-CVAL(camx, float, fabsf, >)
-CVAL(zamx, double, fabs, >)
-VAL(iamn, int, long long, iabs_, <, IAFTER)
-VAL(samn, float, float, fabsf, <, AFTER)
-VAL(damn, double, double, fabs, <, AFTER)
-CVAL(camn, float, fabsf, <)
-CVAL(zamn, double, fabs, <)
-
-/* With locations: (value, distance); equal magnitudes go to the smaller
- * distance (the reference's rule; distances differ, so it commutes). */
-typedef struct { int v; int d; } li_t;
-typedef struct { float v; int d; } ls_t;
-typedef struct { double v; int d; } ld_t;
-typedef struct { float re, im; int d; } lc_t;
-typedef struct { double re, im; int d; } lz_t;
-#define LOC(name, ST, M, MAG, BETTER)                                          \
-    static void name(void *io_, const void *in_, int n)                        \
-    {                                                                          \
-        ST *io = io_;                                                          \
-        const ST *in = in_;                                                    \
-        for (int i = 0; i < n; i++) {                                          \
-            M a = MAG(in[i].v), b = MAG(io[i].v);                              \
-            if (a BETTER b || (a == b && in[i].d < io[i].d))                   \
-                io[i] = in[i];                                                 \
-        }                                                                      \
-    }
-#define CLOC(name, ST, T, MAG, BETTER)                                         \
-    static void name(void *io_, const void *in_, int n)                        \
-    {                                                                          \
-        ST *io = io_;                                                          \
-        const ST *in = in_;                                                    \
-        for (int i = 0; i < n; i++) {                                          \
-            T a = MAG(in[i].re) + MAG(in[i].im), b = MAG(io[i].re) + MAG(io[i].im); \
-            if (a BETTER b || (a == b && in[i].d < io[i].d))                   \
-                io[i] = in[i];                                                 \
-        }                                                                      \
-    }
-LOC(iamx_l, li_t, long long, iabs_, >)
-LOC(samx_l, ls_t, float, fabsf, >)
-LOC(damx_l, ld_t, double, fabs, >)
-CLOC(camx_l, lc_t, float, fabsf, >)
-CLOC(zamx_l, lz_t, double, fabs, >)
-LOC(iamn_l, li_t, long long, iabs_, <)
-LOC(samn_l, ls_t, float, fabsf, <)
-LOC(damn_l, ld_t, double, fabs, <)
-CLOC(camn_l, lc_t, float, fabsf, <)
-CLOC(zamn_l, lz_t, double, fabs, <)
-
-static const vv_fn vals[3][BLACS_NTYPES] = {
-    { isum, ssum, dsum, csum, zsum },
-    { iamx, samx, damx, camx, zamx },
-    { iamn, samn, damn, camn, zamn },
-};
-static const vv_fn locs[3][BLACS_NTYPES] = {
-    { NULL },
-    { iamx_l, samx_l, damx_l, camx_l, zamx_l },
-    { iamn_l, samn_l, damn_l, camn_l, zamn_l },
-};
-static const size_t loc_size[BLACS_NTYPES] = { sizeof(li_t), sizeof(ls_t), sizeof(ld_t),
-                                               sizeof(lc_t), sizeof(lz_t) };
-static const size_t loc_off[BLACS_NTYPES] = { offsetof(li_t, d), offsetof(ls_t, d),
-                                              offsetof(ld_t, d), offsetof(lc_t, d),
-                                              offsetof(lz_t, d) };
-
-/* the FMPL operation of (op, type, locations) for the default topology */
-static int fmpl_op(int op, int type, int loc, fmpl_op_t *h)
-{
-    static fmpl_op_t made[3][BLACS_NTYPES];       /* user ops, made once */
-    static const fmpl_op_t base[3] = { fmpl_isum, fmpl_imax, fmpl_imin };
-    if (!loc) {
-        *h = base[op] + type;                      /* i s d c z in order */
-        return FMPL_SUCCESS;
-    }
-    if (!made[op][type]) {
-        int rc = fmpl_op_create(loc_size[type], locs[op][type], &made[op][type]);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    *h = made[op][type];
-    return FMPL_SUCCESS;
-}
 
 /* ---- topologies, on a vector of n elements of es bytes ---- */
 
@@ -183,7 +44,7 @@ typedef struct comb {
     int me, np;
     void *buf, *tmp;               /* my vector, a receive area */
     fmpl_matrix_t v;               /* the vector's shape */
-    vv_fn fn;
+    blacs_vv_t fn;
     int n;
 } comb_t;
 
@@ -313,7 +174,7 @@ static void pack(int type, int loc, int dist, int m, int n, const char *a, size_
             memcpy(v + (size_t)j * (size_t)m * vs, a + (size_t)j * lda * vs, (size_t)m * vs);
         return;
     }
-    size_t es = loc_size[type], off = loc_off[type];
+    size_t es = blacs_comb_esize(type, 1), off = blacs_comb_locoff(type);
     memset(v, 0, (size_t)m * (size_t)n * es);     /* no undefined padding on the wire */
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++, v += es) {
@@ -328,14 +189,14 @@ static void unpack(int type, int loc, const blacs_ctx_t *c, char sc, int size, i
                    int m, int n, char *a, size_t lda, int *ra, int *ca, size_t ldia,
                    const char *v)
 {
-    size_t vs = blacs_esize(type), es = loc ? loc_size[type] : vs;
+    size_t vs = blacs_esize(type), es = blacs_comb_esize(type, loc);
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++, v += es) {
             memcpy(a + ((size_t)j * lda + (size_t)i) * vs, v, vs);
             if (!loc)
                 continue;
             int d, q;
-            memcpy(&d, v + loc_off[type], sizeof d);
+            memcpy(&d, v + blacs_comb_locoff(type), sizeof d);
             q = (base + d) % size;
             size_t h = (size_t)j * ldia + (size_t)i;
             ra[h] = sc == 'R' ? c->myrow : sc == 'C' ? q : q / c->npcol;
@@ -370,12 +231,12 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
     int loc = op != BLACS_SUM && ldia != -1, cnt = m * n, np = s.size;
     size_t tlda = lda > m ? (size_t)lda : (size_t)m;
     size_t tldia = ldia > m ? (size_t)ldia : (size_t)m;
-    size_t es = loc ? loc_size[type] : blacs_esize(type), bytes = (size_t)cnt * es;
+    size_t es = blacs_comb_esize(type, loc), bytes = (size_t)cnt * es;
     int dist = all ? s.rank : (s.rank - dest + np) % np;
     fmpl_comm_t comm = blacs_coll_comm(ictxt, rout, c, sc, &s);
 
     comb_t k = { .comm = comm, .me = s.rank, .np = np, .n = cnt,
-                 .fn = loc ? locs[op][type] : vals[op][type],
+                 .fn = blacs_comb_fn(op, type, loc),
                  .v = { .esize = es, .m = (size_t)cnt, .n = 1, .ld = (size_t)cnt,
                         .uplo = 'G', .diag = 'N' } };
     /* a contiguous array without locations is combined in place */
@@ -396,7 +257,7 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
     switch (t) {
     case ' ': {
         fmpl_op_t h;
-        rc = fmpl_op(op, type, loc, &h);
+        rc = blacs_comb_fmpl_op(op, type, loc, &h);
         if (rc == FMPL_SUCCESS)
             rc = all ? fmpl_allreduce(k.buf, cnt, h, comm, NULL)
                      : fmpl_reduce(k.buf, cnt, h, dest, comm, NULL);

@@ -322,6 +322,7 @@ static void ctx_free(ctx_rec_t *r)
 {
     blacs_ctx_t *c = &r->c;
     sys_forget(c);
+    blacs_coll_free(c);            /* the collectives' own communicator */
     fmpl_check(fmpl_comm_free(&c->col), r->ictxt, "BLACS_GRIDEXIT", "fmpl_comm_free");
     fmpl_check(fmpl_comm_free(&c->row), r->ictxt, "BLACS_GRIDEXIT", "fmpl_comm_free");
     fmpl_check(fmpl_comm_free(&c->all), r->ictxt, "BLACS_GRIDEXIT", "fmpl_comm_free");

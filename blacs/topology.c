@@ -116,9 +116,9 @@ void blacs_coll_free(const blacs_ctx_t *c)
 static int tree(int nb, int n, int me, int root, int *parent, int *kids)
 {
     int d = (me - root + n) % n, nk = 0, top = 1, level;
-    if (nb < 2)
-        nb = 2;
-    while (top < (n + nb - 1) / nb)    /* the largest power of nb below n */
+    if (nb < 2 || nb > n)          /* more branches than nodes: all from the root */
+        nb = nb < 2 ? 2 : n;
+    while (top < (n + nb - 1) / nb)    /* the top level: top * nb >= n */
         top *= nb;
     if (d == 0) {
         level = top * nb;

@@ -32,8 +32,10 @@
  *   double).
  *
  *   SCOPE ('R' row, 'C' column, 'A' all) names the processes of a
- *   collective.  TOP names a topology in the reference BLACS; it is
- *   accepted and FMPL's own algorithms are used.
+ *   collective.  TOP names its topology as in the reference: ' ' (the
+ *   default) runs FMPL's own collectives; 'I' 'D' 'S' 'M' rings, 'H'
+ *   hypercube, 'F' fully connected, 'T' and '1'-'9' trees run those
+ *   patterns of matrix messages.
  *
  *   Point-to-point messages between two processes of a context are
  *   received in the order they were sent; sends are locally blocking
@@ -278,7 +280,7 @@ void Cztrrv2d(int ConTxt, char *uplo, char *diag, int m, int n, double *A, int l
  * C?gebs2d - broadcast the m x n matrix A to every other process of the
  * scope; C?gebr2d - receive that broadcast into A, naming its source
  * {rsrc, csrc}.  Every process of the scope calls one or the other with
- * the same m and n.  top is accepted and ignored.
+ * the same m, n and top.
  */
 void Cigebs2d(int ConTxt, char *scope, char *top, int m, int n, int *A, int lda);
 void Csgebs2d(int ConTxt, char *scope, char *top, int m, int n, float *A, int lda);
