@@ -24,7 +24,6 @@
  * about half the time of fmpl_bcast's segmented pipeline, contiguous or
  * not).
  */
-#include <string.h>
 
 #include "blacs.h"
 
@@ -37,41 +36,6 @@ static void check(int rc, int ictxt, const char *rout, const char *what)
                     fmpl_strerror(rc));
 }
 
-/* Rows [lo, hi) of column j of a shape, with fmpl.h's trapezoids. */
-static void col_rows(const fmpl_matrix_t *s, size_t j, size_t *lo, size_t *hi)
-{
-    size_t m = s->m, d = m > s->n ? m - s->n : 0, e = s->n > m ? s->n - m : 0;
-    int unit = s->diag == 'U';
-    *lo = 0;
-    *hi = m;
-    if (s->uplo == 'U') {
-        size_t dg = j + d;                 /* the diagonal row of column j */
-        if (dg < m)
-            *hi = unit ? dg : dg + 1;
-    } else if (s->uplo == 'L' && j >= e) {
-        size_t dg = j - e;
-        *lo = dg >= m ? m : unit ? dg + 1 : dg;
-    }
-    if (*lo > *hi)
-        *lo = *hi;
-}
-
-/* between the caller's array and a packed vector, either way */
-static void pack(const fmpl_matrix_t *s, void *a, void *v, int unpack)
-{
-    char *p = v, *col = a;
-    for (size_t j = 0; j < s->n; j++, col += s->ld * s->esize) {
-        size_t lo, hi;
-        col_rows(s, j, &lo, &hi);
-        size_t len = (hi - lo) * s->esize;
-        if (unpack)
-            memcpy(col + lo * s->esize, p, len);
-        else
-            memcpy(p, col + lo * s->esize, len);
-        p += len;
-    }
-}
-
 static int by_fmpl(const fmpl_matrix_t *s, void *a, size_t count, int me, int root,
                    fmpl_comm_t comm)
 {
@@ -81,11 +45,11 @@ static int by_fmpl(const fmpl_matrix_t *s, void *a, size_t count, int me, int ro
     void *v = blacs_coll_scratch(BLACS_SCRATCH_A, bytes);
     if (!v)
         return FMPL_ERR_NOMEM;
-    if (me == root)
-        pack(s, a, v, 0);
-    int rc = fmpl_bcast(v, bytes, root, comm);
+    int rc = me == root ? fmpl_matrix_pack(a, s, v) : FMPL_SUCCESS;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_bcast(v, bytes, root, comm);
     if (rc == FMPL_SUCCESS && me != root)
-        pack(s, a, v, 1);
+        rc = fmpl_matrix_unpack(v, s, a);
     return rc;
 }
 

@@ -365,6 +365,14 @@ int fmpl_comm_sendm(const void *a, const fmpl_matrix_t *shape, int dst, fmpl_com
 int fmpl_comm_recvm(void *a, const fmpl_matrix_t *shape, int src, fmpl_comm_t comm);
 /* The number of elements of a shape (0 for an invalid one). */
 size_t fmpl_matrix_count(const fmpl_matrix_t *shape);
+/*
+ * fmpl_matrix_pack - copy the elements of matrix `a` (column by column,
+ * each column's rows in order) into the contiguous `out`;
+ * fmpl_matrix_unpack - the reverse, writing only the shape's elements of
+ * `a`.  FMPL_ERR_ARG for an invalid shape.
+ */
+int fmpl_matrix_pack(const void *a, const fmpl_matrix_t *shape, void *out);
+int fmpl_matrix_unpack(const void *in, const fmpl_matrix_t *shape, void *a);
 
 /* ------------------------------------------------------------------ */
 /* Collectives                                                          */
@@ -396,6 +404,13 @@ int fmpl_op_create(size_t elem_size, void (*fn)(void *inout, const void *in, int
 int fmpl_op_free(fmpl_op_t *op);
 /* fmpl_op_size - element size of `op` in bytes (0 for an invalid op). */
 size_t fmpl_op_size(fmpl_op_t op);
+/*
+ * fmpl_op_apply - inout[i] = inout[i] (op) in[i] for `count` elements,
+ * locally: the very operation (and tie rule) the reductions use, for
+ * libraries that combine data on their own schedule.  FMPL_ERR_OP,
+ * FMPL_ERR_ARG (count < 0, NULL with count > 0).
+ */
+int fmpl_op_apply(fmpl_op_t op, void *inout, const void *in, int count);
 
 /*
  * fmpl_barrier - return once every member has entered.  FMPL_COMM_WORLD

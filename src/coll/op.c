@@ -159,6 +159,19 @@ int fmpl_op_free(fmpl_op_t *op)
     return FMPL_SUCCESS;
 }
 
+int fmpl_op_apply(fmpl_op_t op, void *inout, const void *in, int count)
+{
+    size_t es;
+    fmpl_op_fn_t fn;
+    if (fmpl_op_lookup(op, &es, &fn) != FMPL_SUCCESS)
+        return FMPL_ERR_OP;
+    if (count < 0 || (count && (!inout || !in)))
+        return FMPL_ERR_ARG;
+    if (count)
+        fn(inout, in, count);
+    return FMPL_SUCCESS;
+}
+
 size_t fmpl_op_size(fmpl_op_t op)
 {
     size_t es;

@@ -62,6 +62,28 @@ size_t fmpl_matrix_count(const fmpl_matrix_t *shape)
     return fmpl_mshape_init(&s, shape) == FMPL_SUCCESS ? s.count : 0;
 }
 
+int fmpl_matrix_pack(const void *a, const fmpl_matrix_t *shape, void *out)
+{
+    fmpl_mshape_t s;
+    int rc = fmpl_mshape_init(&s, shape);
+    if (rc == FMPL_SUCCESS && s.count && (!a || !out))
+        rc = FMPL_ERR_BUFFER;
+    if (rc == FMPL_SUCCESS)
+        fmpl_mshape_pack(&s, a, out);
+    return rc;
+}
+
+int fmpl_matrix_unpack(const void *in, const fmpl_matrix_t *shape, void *a)
+{
+    fmpl_mshape_t s;
+    int rc = fmpl_mshape_init(&s, shape);
+    if (rc == FMPL_SUCCESS && s.count && (!a || !in))
+        rc = FMPL_ERR_BUFFER;
+    if (rc == FMPL_SUCCESS)
+        fmpl_mshape_unpack(&s, in, a);
+    return rc;
+}
+
 int fmpl_mshape_contig(const fmpl_mshape_t *s)
 {
     return s->uplo == 'G' && (s->n <= 1 || s->ld == s->m);

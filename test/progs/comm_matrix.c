@@ -14,6 +14,8 @@
  * bad arguments get their codes.  -S runs on a split communicator with
  * reversed ranks.
  */
+#include <math.h>
+
 #include "prog.h"
 
 static const char UPLO[] = "GGULGUL";
@@ -216,6 +218,29 @@ int main(int argc, char **argv)
     CHECK(fmpl_matrix_count(&up) == 18, "upper count %zu",
           fmpl_matrix_count(&up));
     CHECK(fmpl_matrix_count(&lo) == 5 + 4 + 3 + 2, "lower count %zu", fmpl_matrix_count(&lo));
+
+    /* pack / unpack: the shape's elements in column order, nothing else */
+    double m46[30], packed[24], back[30];
+    for (int i = 0; i < 30; i++)
+        m46[i] = i, back[i] = -1;
+    fmpl_matrix_t u46 = { 8, 4, 6, 5, 'U', 'N' };
+    CHECK_RC(fmpl_matrix_pack(m46, &u46, packed), FMPL_SUCCESS);
+    CHECK(packed[0] == 0 && packed[1] == 5 && packed[2] == 6 && packed[17] == 28,
+          "pack order %g %g %g %g", packed[0], packed[1], packed[2], packed[17]);
+    CHECK_RC(fmpl_matrix_unpack(packed, &u46, back), FMPL_SUCCESS);
+    for (int i = 0; i < 30; i++) {
+        int r = i % 5, c = i / 5, in = r < 4 && r <= c;
+        CHECK(back[i] == (in ? m46[i] : -1), "unpack element %d = %g", i, back[i]);
+    }
+    CHECK_RC(fmpl_matrix_pack(m46, &bad, packed), FMPL_ERR_ARG);
+    CHECK_RC(fmpl_matrix_unpack(NULL, &u46, back), FMPL_ERR_BUFFER);
+
+    /* fmpl_op_apply: the reductions' own operation, locally */
+    double io[3] = { 3, -5, 0.0 }, in2[3] = { -4, 2, -0.0 };
+    CHECK_RC(fmpl_op_apply(fmpl_dmax, io, in2, 3), FMPL_SUCCESS);
+    CHECK(io[0] == -4 && io[1] == -5 && !signbit(io[2]), "dmax %g %g", io[0], io[1]);
+    CHECK_RC(fmpl_op_apply(0, io, in2, 3), FMPL_ERR_OP);
+    CHECK_RC(fmpl_op_apply(fmpl_dsum, io, in2, -1), FMPL_ERR_ARG);
 
     CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);
     if (sub)
