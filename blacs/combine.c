@@ -21,7 +21,6 @@
  *                    answer, to rank 0 and back down a binary tree
  *   'H'              bidirectional exchange when all get the answer and
  *                    coherence is not asked for, else a binary tree
- * The matrix-message topologies end with a barrier (see blacs_comb).
  *
  * Repeatability and coherence (blacs_set WHAT 15/16) hold for every
  * topology, always: receives name their source, so every process combines
@@ -275,14 +274,6 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
         break;
     default: rc = np > 1 ? tree(&k, dest, blacs_tree_branches(t - '0')) : rc; break;
     }
-    /* A matrix message whose receive was not posted yet waits in the
-     * sender's queue until the sender calls FMPL again.  A process that
-     * left the combine and then blocked outside FMPL (in MPI, say, as the
-     * BLACS tester does) would hold up its receiver forever.  Every
-     * process enters the barrier only after its last receive, and
-     * progresses its queue while it waits: past it, nothing is pending. */
-    if (rc == FMPL_SUCCESS && t != ' ' && np > 1)
-        rc = fmpl_barrier(comm);
     if (rc != FMPL_SUCCESS)
         blacs_fatal(ictxt, rout, "combine failed: %s (%s)", fmpl_error_name(rc),
                     fmpl_strerror(rc));

@@ -69,6 +69,12 @@ static const struct spec comm_specs[] = {
     {"comm_matrix", 3, NOCMA, {"-M", "500", NULL}},
     {"comm_matrix", 2, PTHR, {"-s", "9", NULL}},
     {"comm_matrix", 2, "FMPL_SPLIT_MIN=4096", {"-M", "600", "-s", "11", NULL}},
+    /* queued sends while their sender stays away: pulled by the receiver,
+     * or (beyond the announcement slots, or without remote reads)
+     * delivered by the lazily started progress thread */
+    {"comm_matrix", 3, "FMPL_PROGRESS_THREAD=0", {"-k", "2", "-P", "5", NULL}},
+    {"comm_matrix", 4, NULL, {"-S", "-k", "2", "-P", "12", NULL}},
+    {"comm_matrix", 2, NOCMA, {"-k", "2", "-P", "4", NULL}},
     {"coll_comm", 0, NULL, {NULL}},
     {"coll_comm", 1, NULL, {NULL}},
     {"coll_comm", 2, NULL, {NULL}},

@@ -3,7 +3,7 @@
  *
  * Index space.  fmpl_init(count) gives the user indices 0..count-1.  The
  * library appends its own:
- *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..6
+ *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..8
  *   after all communicators          FMPL_HALO_NIDX lines per halo exchange
  * so a collective never meets user traffic or another communicator's.
  * A communicator handle is its slot number; every member agrees on it
@@ -12,7 +12,7 @@
  * common.  Sequence numbers live per (peer, index) and are never reset, so
  * a slot freed and reused by other processes needs no clean-up.
  *
- * Of the seven indices of a communicator:
+ * Of the nine indices of a communicator:
  *   FMPL_CI_SIG   signal lines (signal.c): barrier, small allreduce and
  *                 allgather
  *   FMPL_CI_A/B   point-to-point messages of the collectives (two
@@ -20,7 +20,8 @@
  *   FMPL_CI_FLOW  flow-controlled signals: small broadcasts
  *   FMPL_CI_ACK   their acknowledgements
  *   FMPL_CI_P2P   the members' own matrix messages (fmpl_comm_sendm/recvm)
- *   FMPL_CI_AUX   the layout records of their strided receives (matrix.h)
+ *   FMPL_CI_AUX   three lines: the layout records of their strided receives
+ *                 and the announcements of queued sends (matrix.h)
  */
 #ifndef FMPL_COLL_H
 #define FMPL_COLL_H
@@ -32,9 +33,9 @@
 #include "core/state.h"
 #include "p2p/p2p.h"
 
-#define FMPL_COMM_NIDX 7
+#define FMPL_COMM_NIDX 9
 enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4,
-       FMPL_CI_P2P = 5, FMPL_CI_AUX = 6 };
+       FMPL_CI_P2P = 5, FMPL_CI_AUX = 6 /* to 8: FMPL_MX_NAUX */ };
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16

@@ -8,6 +8,9 @@
 #include "core/progress.h"
 #include "p2p/matrix.h"
 
+_Static_assert(FMPL_COMM_NIDX - FMPL_CI_AUX == FMPL_MX_NAUX,
+               "a communicator's last indices are the matrix messages' AUX lines");
+
 static int begin(const void *a, const fmpl_matrix_t *shape, int peer, fmpl_comm_t comm,
                  fmpl_comm_rec_t **c, fmpl_mshape_t *s)
 {
@@ -34,9 +37,11 @@ int fmpl_comm_sendm(const void *a, const fmpl_matrix_t *shape, int dst, fmpl_com
                       fmpl_cidx(c, FMPL_CI_AUX));
     fmpl_leave();
     /* A queued send must not depend on our next FMPL call: the caller may
-     * block elsewhere (in MPI, say) while its receiver waits for it.  The
-     * progress thread delivers it; started here, outside the lock. */
-    if (!fmpl_g.thread_on && fmpl_g.thread_lazy && fmpl_mx_pending())
+     * block elsewhere (in MPI, say) while its receiver waits for it.  Its
+     * receiver pulls it when it was announced; one that could not be
+     * (no remote reads, or many queued to one peer) needs the progress
+     * thread, started here, outside the lock. */
+    if (!fmpl_g.thread_on && fmpl_g.thread_lazy && fmpl_mx_stalled())
         fmpl_progress_thread_start();
     return rc;
 }

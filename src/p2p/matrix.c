@@ -1,7 +1,8 @@
 /*
  * matrix.c - matrix messages (see matrix.h): the receiver posts its
  * header (and its layout when its columns are apart), the sender writes
- * every column straight into place, then the data record.
+ * every column straight into place, then the data record.  A send that
+ * had to be queued is announced, so its receiver can pull it instead.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,31 @@ typedef struct mx_layout {
     uint64_t word;                 /* seq << 32 | 1 */
     uint64_t ld;                   /* bytes between columns */
 } mx_layout_t;
+
+/* The ANNOUNCE record of a queued send: where its packed copy is.  Send
+ * `seq` uses slot (seq - 1) % MX_NSLOT, so the oldest MX_NSLOT queued
+ * sends of a pair are announced at once (pdgetrf on a 1 x 2 grid queues
+ * up to 4).  Slot 0 is the data half of the layout line, the others fill
+ * the next auxiliary lines two by two.  MX_NSLOT divides 2^32 - 1, the
+ * period of sequence numbers (which skip 0), so slots stay distinct
+ * across the wrap. */
+typedef struct mx_ann {
+    uint64_t word;                 /* seq << 32 | MX_ANN */
+    uint64_t size;                 /* bytes | shape tag << FMPL_HDR_SIZE_BITS */
+    fmpl_tl_key_t key;
+} mx_ann_t;
+_Static_assert(sizeof(mx_ann_t) == 32, "an announcement is half a line");
+#define MX_NSLOT (2 * FMPL_MX_NAUX - 1)
+_Static_assert(UINT32_MAX % MX_NSLOT == 0, "slots survive the sequence wrap");
+#define MX_ANN   0xa5u
+/* pull column by column (one get each) when columns are at least this
+ * long, else into a scratch copy and unpack: a get costs a system call */
+#define MX_PULL_COL_MIN 4096
+
+static inline uint64_t ann_word(uint32_t seq) { return (uint64_t)seq << 32 | MX_ANN; }
+static inline unsigned ann_slot(uint32_t seq) { return (seq - 1) % MX_NSLOT; }
+static inline int ann_index(int aux, uint32_t seq) { return aux + (int)(ann_slot(seq) + 1) / 2; }
+static inline unsigned ann_off(uint32_t seq) { return ann_slot(seq) % 2 ? 0 : 32; }
 
 /* One send: on the caller's stack while it waits, on the queue once its
  * data has been packed aside.  Only the oldest queued send of a (peer,
@@ -32,6 +58,9 @@ typedef struct mx_op {
     int packed;                    /* `a` holds s's elements back to back */
     int issued;                    /* data on its way: wait for comp */
     int plain;                     /* both sides contiguous: `req` does it */
+    int announced;                 /* the receiver may pull it: claim first */
+    int claimed;                   /* we won the claim (or the pull failed) */
+    int posted_m;                  /* ... on a strided receive */
     int status;
     fmpl_tl_comp_t comp;
     fmpl_request_t req;
@@ -117,23 +146,12 @@ static int finish(mx_op_t *o, int status, const void *inl, unsigned len)
     return 0;
 }
 
-/* 1 once the send is complete (o->status final), 0 while it waits. */
-static int mx_try(mx_op_t *o)
+/* Write the message into the receive the header describes (we own it:
+ * it is ours alone, or we claimed it); `posted_m`: its layout record
+ * waits on the AUX index.  0 while that record is still on its way. */
+static int push(mx_op_t *o, volatile uint8_t *line, int posted_m)
 {
-    if (o->plain) {
-        if (!fmpl_p2p_send_try(&o->req))
-            return 0;
-        o->status = o->req.status;
-        return 1;
-    }
-    if (o->issued)
-        return !o->comp.pending;
     fmpl_tl_t *tl = &fmpl_g.tl;
-    volatile uint8_t *line = fmpl_tl_mbox_in(tl, o->peer, o->idx);
-    uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
-    unsigned state = (unsigned)(w & 0xff);
-    if ((uint32_t)(w >> 32) != o->seq || (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_M))
-        return 0;
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
     uint64_t hsize = h->size;
     fmpl_tl_key_t key = h->key;
@@ -149,16 +167,8 @@ static int mx_try(mx_op_t *o)
             fmpl_mshape_pack(&o->s, o->a, tmp);
         return finish(o, FMPL_SUCCESS, tmp, (unsigned)bytes);
     }
-    int src_contig = o->packed || fmpl_mshape_contig(&o->s);
-    if (state == FMPL_HDR_POSTED && src_contig) {
-        /* both contiguous: the plain protocol, split copies and all */
-        o->req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = o->peer, .mai = o->idx,
-                                   .seq = o->seq, .buf = (void *)o->a, .size = bytes };
-        o->plain = 1;
-        return mx_try(o);
-    }
     uint64_t dld = o->s.m * o->s.esize;
-    if (state == FMPL_HDR_POSTED_M) {
+    if (posted_m) {
         volatile uint8_t *al = fmpl_tl_mbox_in(tl, o->peer, o->aux);
         uint64_t aw = fmpl_line_word(al, FMPL_HDR_OFF);
         if ((uint32_t)(aw >> 32) != o->seq)
@@ -166,6 +176,104 @@ static int mx_try(mx_op_t *o)
         dld = ((const mx_layout_t *)(const void *)(al + FMPL_HDR_OFF))->ld;
     }
     return finish(o, put_cols(o, &key, dld), NULL, 0);
+}
+
+/* An announced send: the receiver and we race for its posted header by
+ * CAS.  It wins (READING): it copies, then answers READ_DONE, or
+ * READ_FAIL and we write after all.  We win (CLAIMED): we write. */
+static int announced_try(mx_op_t *o, volatile uint8_t *line, uint64_t w)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    unsigned state = (unsigned)(w & 0xff);
+    if (!o->claimed) {
+        if (state == FMPL_HDR_READ_DONE) {
+            o->status = FMPL_SUCCESS;
+            return 1;
+        }
+        if (state == FMPL_HDR_POSTED || state == FMPL_HDR_POSTED_M) {
+            if (tl->ops->mbox_cas(tl, o->peer, o->idx, FMPL_HDR_OFF, 0, w,
+                                  fmpl_hdr_word(o->seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
+                return 0;          /* the receiver was first: look again */
+            o->posted_m = state == FMPL_HDR_POSTED_M;
+        } else if (state == FMPL_HDR_READ_FAIL) {
+            /* it could not read; was its receive strided? */
+            volatile uint8_t *al = fmpl_tl_mbox_in(tl, o->peer, o->aux);
+            o->posted_m = (uint32_t)(fmpl_line_word(al, FMPL_HDR_OFF) >> 32) == o->seq;
+        } else {
+            return 0;              /* READING */
+        }
+        o->claimed = 1;
+    }
+    return push(o, line, o->posted_m);
+}
+
+/* 1 once the send is complete (o->status final), 0 while it waits. */
+static int mx_try(mx_op_t *o)
+{
+    if (o->plain) {
+        if (!fmpl_p2p_send_try(&o->req))
+            return 0;
+        o->status = o->req.status;
+        return 1;
+    }
+    if (o->issued)
+        return !o->comp.pending;
+    volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, o->peer, o->idx);
+    uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
+    uint32_t hseq = (uint32_t)(w >> 32);
+    if (o->announced && !o->claimed && (int32_t)(hseq - o->seq) > 0) {
+        /* the receiver pulled it and has posted its next receive over
+         * the READ_DONE we did not see (it cannot pass a receive we
+         * claimed, or whose read failed, before we write it) */
+        o->status = FMPL_SUCCESS;
+        return 1;
+    }
+    if (hseq != o->seq)
+        return 0;
+    if (o->announced)
+        return announced_try(o, line, w);
+    unsigned state = (unsigned)(w & 0xff);
+    if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_M)
+        return 0;
+    size_t bytes = nbytes(&o->s);
+    if (state == FMPL_HDR_POSTED && bytes > FMPL_INLINE_MAX &&
+        (o->packed || fmpl_mshape_contig(&o->s))) {
+        const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
+        if (h->size >> FMPL_HDR_SIZE_BITS == fmpl_mshape_tag(&o->s) &&
+            (h->size & FMPL_HDR_SIZE_MASK) == bytes) {
+            /* both contiguous: the plain protocol, split copies and all */
+            o->req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = o->peer, .mai = o->idx,
+                                       .seq = o->seq, .buf = (void *)o->a, .size = bytes };
+            o->plain = 1;
+            return mx_try(o);
+        }
+    }
+    return push(o, line, state == FMPL_HDR_POSTED_M);
+}
+
+/* Tell the receiver where queued send `o` waits, so that it can pull it
+ * without us (we may be computing, or blocked outside FMPL). */
+static void announce(mx_op_t *o)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    if (o->announced || o->issued || o->plain || !fmpl_split_ok(tl))
+        return;
+    mx_ann_t ann = { .word = ann_word(o->seq),
+                     .size = nbytes(&o->s) | fmpl_mshape_tag(&o->s) << FMPL_HDR_SIZE_BITS };
+    if (fmpl_tl_mem_reg(tl, (void *)o->a, nbytes(&o->s), &ann.key) != FMPL_SUCCESS)
+        return;
+    if (fmpl_tl_notify(tl, o->peer, ann_index(o->aux, o->seq), ann_off(o->seq), &ann,
+                       sizeof ann, FMPL_TL_NOTIFY_UNORDERED, NULL) == FMPL_SUCCESS)
+        o->announced = 1;
+}
+
+/* Announce the oldest MX_NSLOT sends of a pair: the older ones are done,
+ * so their slots are free. */
+static void announce_pair(mx_op_t *head)
+{
+    mx_op_t *o = head;
+    for (int i = 0; o && i < MX_NSLOT; i++, o = o->later)
+        announce(o);
 }
 
 /* Copy a send that found no receive aside and queue it; its caller may
@@ -191,9 +299,11 @@ static int queue(const mx_op_t *o)
         if ((*pp)->peer == q->peer && (*pp)->idx == q->idx) {
             (*pp)->last->later = q;
             (*pp)->last = q;
+            announce_pair(*pp);
             return FMPL_SUCCESS;
         }
     *pp = q;
+    announce(q);
     return FMPL_SUCCESS;
 }
 
@@ -216,6 +326,7 @@ int fmpl_mx_progress(void)
             l->next = o->next;
             *pp = l;
             pp = &l->next;
+            announce_pair(l);
         } else {
             *pp = o->next;
         }
@@ -223,6 +334,15 @@ int fmpl_mx_progress(void)
         n++;
     }
     return n;
+}
+
+int fmpl_mx_stalled(void)
+{
+    for (const mx_op_t *h = heads; h; h = h->next)
+        for (const mx_op_t *o = h; o; o = o->later)
+            if (!o->announced && !o->issued && !o->plain)
+                return 1;
+    return 0;
 }
 
 int fmpl_mx_drain(void)
@@ -290,6 +410,69 @@ static int strided_try(volatile uint8_t *line, uint32_t seq, const fmpl_mshape_t
     return 1;
 }
 
+/* Copy the sender's packed copy at `key` into our matrix. */
+static int pull_data(void *a, const fmpl_mshape_t *s, int peer, const fmpl_tl_key_t *key)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    size_t bytes = nbytes(s), es = s->esize;
+    if (fmpl_mshape_contig(s))
+        return fmpl_tl_get(tl, peer, a, bytes, key, 0);
+    size_t cols = 0;
+    for (size_t j = 0; j < s->n; j++) {
+        size_t lo, hi;
+        fmpl_mshape_col(s, j, &lo, &hi);
+        cols += hi > lo;
+    }
+    if (bytes / (cols ? cols : 1) < MX_PULL_COL_MIN) {
+        unsigned char *tmp = malloc(bytes);
+        if (!tmp)
+            return FMPL_ERR_NOMEM;
+        int rc = fmpl_tl_get(tl, peer, tmp, bytes, key, 0);
+        if (rc == FMPL_SUCCESS)
+            fmpl_mshape_unpack(s, tmp, a);
+        free(tmp);
+        return rc;
+    }
+    uint64_t at = 0;
+    for (size_t j = 0; j < s->n; j++) {
+        size_t lo, hi;
+        fmpl_mshape_col(s, j, &lo, &hi);
+        size_t len = (hi - lo) * es;
+        int rc = fmpl_tl_get(tl, peer, (unsigned char *)a + (j * s->ld + lo) * es, len, key, at);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        at += len;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* Pull message `seq` if its sender announced it (it sits in the sender's
+ * queue): claim our own header (`posted` -> READING) against the sender,
+ * read, answer.  1 when the message is here. */
+static int try_pull(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux, uint32_t seq,
+                    unsigned posted)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    volatile uint8_t *al = fmpl_tl_mbox_in(tl, peer, ann_index(aux, seq));
+    unsigned off = ann_off(seq);
+    uint64_t w = fmpl_line_word(al, off);
+    if (w != ann_word(seq))
+        return 0;
+    mx_ann_t ann;
+    memcpy(&ann, (const void *)(al + off), sizeof ann);
+    if (ann.size != (nbytes(s) | fmpl_mshape_tag(s) << FMPL_HDR_SIZE_BITS))
+        return 0;                  /* the sender will report the mismatch */
+    if (tl->ops->mbox_cas(tl, peer, idx, FMPL_HDR_OFF, 1, fmpl_hdr_word(seq, posted),
+                          fmpl_hdr_word(seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
+        return 0;                  /* the sender claimed it: it writes */
+    int rc = pull_data(a, s, peer, &ann.key);
+    uint64_t ans = fmpl_hdr_word(seq, rc == FMPL_SUCCESS ? FMPL_HDR_READ_DONE
+                                                         : FMPL_HDR_READ_FAIL);
+    fmpl_tl_notify(tl, peer, idx, FMPL_HDR_OFF, &ans, sizeof ans, FMPL_TL_NOTIFY_UNORDERED,
+                   NULL);
+    return rc == FMPL_SUCCESS;     /* else the sender writes after all */
+}
+
 int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
@@ -325,11 +508,14 @@ int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, peer, idx);
     fmpl_wait_t w;
     fmpl_wait_init(&w, peer);
+    int pull = fmpl_split_ok(tl);
     for (;;) {
         int status, done = contig ? fmpl_p2p_recv_try(&req)
                                   : strided_try(line, seq, s, a, &status);
         if (done)
             return contig ? req.status : status;
+        if (pull && try_pull(a, s, peer, idx, aux, seq, state))
+            return FMPL_SUCCESS;
         int n = fmpl_progress();
         rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
         if (rc != FMPL_SUCCESS)

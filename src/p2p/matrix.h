@@ -13,8 +13,13 @@
  * the plain protocol of send.c/recv.c (split copies included).
  *
  * Sends are locally blocking: a send whose receive is not posted within
- * about the time a copy would take is packed aside and queued; progress
- * delivers it.  Sequence numbers keep the pair's FIFO order.
+ * about the time a copy would take is packed aside and queued.  Sequence
+ * numbers keep the pair's FIFO order.  A queued send is ANNOUNCED (the
+ * key and size of its packed copy, in a slot of the AUX lines) when
+ * the transport can read remotely and compare-and-swap: its receiver then
+ * pulls it itself, racing the sender's progress by CAS on the header
+ * word, so a sender that computes, or blocks outside FMPL, holds nobody
+ * up.  Without that, only the sender's progress delivers it.
  */
 #ifndef FMPL_MATRIX_H
 #define FMPL_MATRIX_H
@@ -42,10 +47,13 @@ size_t   fmpl_mshape_extent(const fmpl_mshape_t *s);   /* bytes spanned */
 void     fmpl_mshape_pack(const fmpl_mshape_t *s, const void *a, void *out);
 void     fmpl_mshape_unpack(const fmpl_mshape_t *s, const void *in, void *a);
 
-/* matrix.c: on world rank `peer`, index `idx` (data) and `aux` (layout) */
+/* matrix.c: on world rank `peer`, index `idx` (data) and the FMPL_MX_NAUX
+ * indices from `aux` (layouts and announcements) */
+#define FMPL_MX_NAUX 3
 int  fmpl_mx_send(const void *a, const fmpl_mshape_t *s, int peer, int idx, int aux);
 int  fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux);
 int  fmpl_mx_pending(void);
+int  fmpl_mx_stalled(void);       /* a queued send its receiver cannot pull */
 int  fmpl_mx_progress(void);
 int  fmpl_mx_drain(void);          /* fmpl_finalize: deliver every queued send */
 void fmpl_mx_forget(void);

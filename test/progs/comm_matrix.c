@@ -1,7 +1,7 @@
 /*
  * comm_matrix.c - fmpl_comm_sendm / fmpl_comm_recvm across processes.
  *
- *   comm_matrix [-s seed] [-k msgs] [-M maxdim] [-S]
+ *   comm_matrix [-s seed] [-k msgs] [-M maxdim] [-S] [-P msgs]
  *
  * Every rank sends -k matrix messages to every rank (itself included),
  * with shapes, element sizes, trapezoids and leading dimensions drawn
@@ -12,9 +12,14 @@
  * must arrive in place and every byte outside the shape stay untouched.
  * Then: a shape mismatch fails the receive and the pair stays in step;
  * bad arguments get their codes.  -S runs on a split communicator with
- * reversed ranks.
+ * reversed ranks.  -P n: rank 0 queues n sends of fixed shapes to rank 1
+ * (contiguous, strided with short and long columns, trapezoid, small,
+ * empty), then stays out of FMPL until rank 1 has received them all
+ * (files in /tmp tell each other): the receiver must pull queued sends
+ * itself, or the progress thread deliver those it cannot.
  */
 #include <math.h>
+#include <sys/stat.h>
 
 #include "prog.h"
 
@@ -125,19 +130,97 @@ static void send_one(fmpl_comm_t comm, uint64_t seed, int me, int to, int k, siz
     free(src);
 }
 
+/* wait up to a minute for `path` to exist, outside FMPL */
+static int await_file(const char *path)
+{
+    struct stat st;
+    for (int i = 0; i < 60000; i++) {
+        if (stat(path, &st) == 0)
+            return 1;
+        usleep(1000);
+    }
+    return 0;
+}
+
+static void touch(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    CHECK(f, "cannot create %s", path);
+    fclose(f);
+}
+
+static void pull_phase(fmpl_comm_t comm, uint64_t seed, int me, int nq)
+{
+    static const struct msg PS[] = {
+        { { 8, 700, 9, 700, 'G', 'N' }, 700 },       /* contiguous on both sides */
+        { { 8, 600, 5, 600, 'G', 'N' }, 613 },       /* long strided columns */
+        { { 8, 30, 40, 31, 'G', 'N' }, 33 },         /* short strided columns */
+        { { 16, 3, 1, 3, 'G', 'N' }, 3 },            /* just above inline */
+        { { 4, 2, 3, 2, 'G', 'N' }, 5 },             /* inline size, strided */
+        { { 8, 700, 650, 702, 'U', 'U' }, 701 },     /* a 1.8 MB trapezoid */
+        { { 8, 0, 5, 1, 'G', 'N' }, 1 },             /* empty */
+        { { 1, 5000, 3, 5001, 'L', 'N' }, 5000 },
+    };
+    enum { NPS = sizeof PS / sizeof PS[0] };
+    char sent[96], got[96];
+    snprintf(sent, sizeof sent, "/tmp/fmpl-cm-pull.%d.%d.%llu.sent", (int)getppid(),
+             (int)comm, (unsigned long long)seed);
+    snprintf(got, sizeof got, "/tmp/fmpl-cm-pull.%d.%d.%llu.got", (int)getppid(),
+             (int)comm, (unsigned long long)seed);
+    if (me == 0) {
+        unlink(sent);
+        unlink(got);
+    }
+    CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);
+    if (me == 0) {
+        for (int k = 0; k < nq; k++) {
+            const struct msg *m = &PS[k % NPS];
+            unsigned char *src = make_src(m, seed, 0, k);
+            CHECK_RC(fmpl_comm_sendm(src, &m->s, 1, comm), FMPL_SUCCESS);
+            memset(src, 0x5A, bytes_of(&m->s));
+            free(src);
+        }
+        touch(sent);
+        CHECK(await_file(got), "rank 1 did not get %d queued sends while rank 0 stayed "
+              "out of FMPL", nq);
+        unlink(got);
+    } else if (me == 1) {
+        CHECK(await_file(sent), "rank 0 never finished sending");
+        unlink(sent);
+        for (int k = 0; k < nq; k++) {
+            const struct msg *m = &PS[k % NPS];
+            fmpl_matrix_t r = m->s;
+            r.ld = m->rld;
+            unsigned char *dst = malloc(bytes_of(&r));
+            CHECK(dst, "malloc");
+            memset(dst, 0xEE, bytes_of(&r));
+            CHECK_RC(fmpl_comm_recvm(dst, &r, 0, comm), FMPL_SUCCESS);
+            unsigned char *src = make_src(m, seed, 0, k);
+            verify(m, src, dst, 0, k);
+            free(src);
+            free(dst);
+        }
+        touch(got);
+    }
+    CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);
+}
+
 int main(int argc, char **argv)
 {
     uint64_t seed = 7;
-    int nk = 6, sub = 0;
+    int nk = 6, sub = 0, npull = 0;
     size_t maxdim = 300;
     int opt;
-    while ((opt = getopt(argc, argv, "s:k:M:S")) != -1) {
+    while ((opt = getopt(argc, argv, "s:k:M:SP:")) != -1) {
         switch (opt) {
         case 's': seed = strtoull(optarg, NULL, 0); break;
         case 'k': nk = atoi(optarg); break;
         case 'M': maxdim = strtoul(optarg, NULL, 0); break;
         case 'S': sub = 1; break;
-        default: fprintf(stderr, "usage: comm_matrix [-s seed] [-k n] [-M dim] [-S]\n"); return 2;
+        case 'P': npull = atoi(optarg); break;
+        default:
+            fprintf(stderr, "usage: comm_matrix [-s seed] [-k n] [-M dim] [-S] [-P n]\n");
+            return 2;
         }
     }
     prog_init("comm_matrix", 2);
@@ -172,6 +255,9 @@ int main(int argc, char **argv)
         }
     }
     CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);
+
+    if (npull > 0 && np >= 2)
+        pull_phase(comm, seed, me, npull);
 
     /* a shape mismatch fails on both sides, nothing written; the pair
      * stays in step (the next message arrives) */
