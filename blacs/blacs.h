@@ -148,13 +148,10 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
                 int n, void *a, int lda, int *ra, int *ca, int ldia, int rdest, int cdest,
                 const char *rout);
 
-/* comb_ops.c: element operations fn(inout, in, n), inout[i] op= in[i];
- * loc = with (value, distance) elements (location arrays wanted) */
-typedef void (*blacs_vv_t)(void *inout, const void *in, int n);
-blacs_vv_t blacs_comb_fn(int op, int type, int loc);
+/* comb_ops.c: loc = with (value, distance) elements (location arrays) */
 size_t blacs_comb_esize(int type, int loc);    /* bytes per element */
 size_t blacs_comb_locoff(int type);            /* offset of the int distance */
-/* the same operation for fmpl_reduce / fmpl_allreduce */
+/* the operation, for fmpl_reduce / fmpl_allreduce / fmpl_op_apply */
 int    blacs_comb_fmpl_op(int op, int type, int loc, fmpl_op_t *h);
 
 /* topology.c.  blacs_coll_comm() is the communicator a collective of a

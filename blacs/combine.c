@@ -43,7 +43,7 @@ typedef struct comb {
     int me, np;
     void *buf, *tmp;               /* my vector, a receive area */
     fmpl_matrix_t v;               /* the vector's shape */
-    blacs_vv_t fn;
+    fmpl_op_t op;
     int n;
 } comb_t;
 
@@ -52,9 +52,7 @@ static int send_(comb_t *k, int to) { return fmpl_comm_sendm(k->buf, &k->v, to, 
 static int take(comb_t *k, int from)
 {
     int rc = fmpl_comm_recvm(k->tmp, &k->v, from, k->comm);
-    if (rc == FMPL_SUCCESS)
-        k->fn(k->buf, k->tmp, k->n);
-    return rc;
+    return rc == FMPL_SUCCESS ? fmpl_op_apply(k->op, k->buf, k->tmp, k->n) : rc;
 }
 
 /* the result from scope rank 0 to everybody */
@@ -235,7 +233,6 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
     fmpl_comm_t comm = blacs_coll_comm(ictxt, rout, c, sc, &s);
 
     comb_t k = { .comm = comm, .me = s.rank, .np = np, .n = cnt,
-                 .fn = blacs_comb_fn(op, type, loc),
                  .v = { .esize = es, .m = (size_t)cnt, .n = 1, .ld = (size_t)cnt,
                         .uplo = 'G', .diag = 'N' } };
     /* a contiguous array without locations is combined in place */
@@ -247,21 +244,19 @@ void blacs_comb(int type, int op, int ictxt, const char *scope, const char *top,
             blacs_fatal(ictxt, rout, "out of memory");
         pack(type, loc, dist, m, n, a, tlda, k.buf);
     }
-    int rc = FMPL_SUCCESS;
+    int rc = blacs_comb_fmpl_op(op, type, loc, &k.op);
+    if (rc != FMPL_SUCCESS)
+        blacs_fatal(ictxt, rout, "cannot make the combine's operation: %s", fmpl_strerror(rc));
     if (t != ' ' && np > 1) {
         k.tmp = blacs_coll_scratch(BLACS_SCRATCH_B, bytes);
         if (!k.tmp)
             blacs_fatal(ictxt, rout, "out of memory");
     }
     switch (t) {
-    case ' ': {
-        fmpl_op_t h;
-        rc = blacs_comb_fmpl_op(op, type, loc, &h);
-        if (rc == FMPL_SUCCESS)
-            rc = all ? fmpl_allreduce(k.buf, cnt, h, comm, NULL)
-                     : fmpl_reduce(k.buf, cnt, h, dest, comm, NULL);
+    case ' ':
+        rc = all ? fmpl_allreduce(k.buf, cnt, k.op, comm, NULL)
+                 : fmpl_reduce(k.buf, cnt, k.op, dest, comm, NULL);
         break;
-    }
     case 'I': rc = np > 1 ? rings(&k, dest, 1) : rc; break;
     case 'D': rc = np > 1 ? rings(&k, dest, -1) : rc; break;
     case 'S': rc = np > 1 ? rings(&k, dest, 2) : rc; break;
