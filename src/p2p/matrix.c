@@ -508,13 +508,15 @@ int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, peer, idx);
     fmpl_wait_t w;
     fmpl_wait_init(&w, peer);
-    int pull = fmpl_split_ok(tl);
-    for (;;) {
+    /* a pull only helps when the sender is away: look now and then, off
+     * the path of a receive whose send comes at once */
+    unsigned pull = fmpl_split_ok(tl) ? 31 : 0;
+    for (unsigned i = 1;; i++) {
         int status, done = contig ? fmpl_p2p_recv_try(&req)
                                   : strided_try(line, seq, s, a, &status);
         if (done)
             return contig ? req.status : status;
-        if (pull && try_pull(a, s, peer, idx, aux, seq, state))
+        if ((i & pull) == pull && try_pull(a, s, peer, idx, aux, seq, state))
             return FMPL_SUCCESS;
         int n = fmpl_progress();
         rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);

@@ -20,9 +20,14 @@ int fmpl_mshape_init(fmpl_mshape_t *s, const fmpl_matrix_t *m)
         return FMPL_ERR_ARG;
     if (uplo != 'G' && diag != 'U' && diag != 'N')
         return FMPL_ERR_ARG;
-    /* no element count may overflow the 40-bit size of a header */
-    if (m->m && m->n && (m->n > (FMPL_HDR_SIZE_MASK / m->m) / m->esize ||
-                         m->ld > (FMPL_HDR_SIZE_MASK / m->n) / m->esize))
+    /* no element count may overflow the 40-bit size of a header (checked
+     * without divisions: this runs on every message) */
+    size_t mn, ldn;
+    if (m->m && m->n &&
+        (__builtin_mul_overflow(m->m, m->n, &mn) || __builtin_mul_overflow(mn, m->esize, &mn) ||
+         __builtin_mul_overflow(m->ld, m->n, &ldn) ||
+         __builtin_mul_overflow(ldn, m->esize, &ldn) || mn > FMPL_HDR_SIZE_MASK ||
+         ldn > FMPL_HDR_SIZE_MASK))
         return FMPL_ERR_ARG;
     *s = (fmpl_mshape_t){ .esize = m->esize, .m = m->m, .n = m->n,
                           .ld = m->ld ? m->ld : 1, .uplo = uplo,
