@@ -14,6 +14,11 @@
  *   prog_parse                   tiny getopt-based option table
  *   prog_rng_*                   deterministic random numbers (splitmix64)
  *   prog_barrier                 a barrier built from p2p on one index
+ *
+ * PROG_DENY_CMA=1 in the environment makes the kernel refuse cross-memory
+ * attach to the worker (a seccomp filter: process_vm_readv/writev fail
+ * with EPERM, as under Yama's ptrace_scope 2 or a container profile),
+ * which as root it would otherwise always allow.
  */
 #ifndef FMPL_TEST_PROG_H
 #define FMPL_TEST_PROG_H
@@ -22,6 +27,12 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -328,10 +339,31 @@ bad:
 static int prog_me = -1, prog_np = -1;
 
 /* fmpl_init with a check; remembers rank and size. */
+static PROG_UNUSED void prog_deny_cma(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),     /* another ABI */
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+    };
+    struct sock_fprog fp = { .len = sizeof f / sizeof f[0], .filter = f };
+    CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+          prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp) == 0,
+          "PROG_DENY_CMA: cannot install the seccomp filter: %s", strerror(errno));
+}
+
 static PROG_UNUSED void prog_init(const char *name, int nidx)
 {
     prog_name = name;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *deny = getenv("PROG_DENY_CMA");
+    if (deny && *deny && strcmp(deny, "0") != 0)
+        prog_deny_cma();
     CHECK_RC(fmpl_init(nidx), FMPL_SUCCESS);
     prog_me = fmpl_rank();
     prog_np = fmpl_size();

@@ -52,6 +52,7 @@ typedef struct fmpl_shm_seg_hdr {
     int32_t  pid, rank, size, nidx;
     uint64_t seg_len;
     uint64_t lines_off, fifo_off, acks_off, coll_off, hb_data_off;
+    uint64_t self_addr;            /* where the owner maps it: a CMA probe target */
 } fmpl_shm_seg_hdr_t;
 
 #define FMPL_SHM_HB_NSLOT  4                      /* broadcast slots */
@@ -166,6 +167,8 @@ int  fmpl_shm_seg_create(fmpl_shm_t *s);
 int  fmpl_shm_seg_map_peers(fmpl_shm_t *s);
 void fmpl_shm_seg_destroy(fmpl_shm_t *s);
 void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len);
+/* shm_put.c: 0 when a cross-memory read from every peer works */
+int fmpl_shm_cma_probe(fmpl_shm_t *s);
 
 /* shm_mem.c */
 int   fmpl_shm_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);

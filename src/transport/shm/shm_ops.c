@@ -53,6 +53,8 @@ static int shm_open_(fmpl_tl_t *tl)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_shm_seg_map_peers(s);
+    if (rc == FMPL_SUCCESS && s->cma && fmpl_shm_cma_probe(s) != 0)
+        tl->caps &= ~FMPL_TL_CAP_GET;
     /* Once everybody has mapped everybody, a peer may exit at any time
      * without breaking anyone's start-up. */
     if (rc == FMPL_SUCCESS)
@@ -62,7 +64,8 @@ static int shm_open_(fmpl_tl_t *tl)
         return rc;
     }
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu",
-                  tl->size, tl->nidx, s->seg_len, s->cma ? "on" : "off", s->eager);
+                  tl->size, tl->nidx, s->seg_len,
+                  !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused", s->eager);
     return FMPL_SUCCESS;
 }
 

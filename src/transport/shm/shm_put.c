@@ -178,3 +178,31 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
     return fmpl_tl_put_strided_by_put(tl, peer, sp, blklen, nblk, sstride, key, roff, dstride,
                                       comp);
 }
+
+/*
+ * Read 8 bytes of every peer's segment header through its own mapping.
+ * Where the kernel refuses (Yama ptrace_scope 2 or 3, a seccomp filter),
+ * that peer's copies go through the FIFO, and remote reads are off for
+ * the whole transport: a receiver that could not read would otherwise
+ * wait for a sender that relies on it (split copies, pulled queued
+ * matrix messages).
+ */
+int fmpl_shm_cma_probe(fmpl_shm_t *s)
+{
+    fmpl_tl_t *tl = s->tl;
+    int ok = 1;
+    for (int r = 0; r < tl->size; r++) {
+        if (r == tl->rank)
+            continue;
+        const fmpl_shm_seg_hdr_t *h = (const fmpl_shm_seg_hdr_t *)s->peers[r].base;
+        uint64_t v;
+        struct iovec l = { &v, sizeof v }, rm = { (void *)(uintptr_t)h->self_addr, sizeof v };
+        if (process_vm_readv(s->peers[r].pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof v) {
+            fmpl_log_info("cross-memory attach to rank %d refused (%s); using the "
+                          "pipelined path", r, strerror(errno));
+            s->peers[r].cma_ok = 0;
+            ok = 0;
+        }
+    }
+    return ok ? 0 : -1;
+}

@@ -88,6 +88,7 @@ int fmpl_shm_seg_create(fmpl_shm_t *s)
     *h = s->layout;
     h->pid = getpid();
     h->rank = tl->rank;
+    h->self_addr = (uint64_t)(uintptr_t)s->seg;
 
     /* publish where to find it */
     struct { int32_t pid, fd; uint64_t len; } addr = { getpid(), s->fd, s->seg_len };
