@@ -34,8 +34,9 @@ static int one_round(void)
         return fmpl_barrier(C);
     if (!strcmp(what, "bcast"))
         return fmpl_bcast(buf, 100000, 0, C);
-    if (!strcmp(what, "hbcast"))
-        return fmpl_hbcast(buf, 100000, 0);
+    if (!strcmp(what, "hbcast"))   /* only the shm transport has it */
+        return prog_on_shm() ? fmpl_hbcast(buf, 100000, 0)
+                             : fmpl_bcast(buf, 100000, 0, FMPL_COMM_WORLD);
     if (!strcmp(what, "reduce"))
         return fmpl_reduce(buf, 1000, fmpl_dsum, 0, C, NULL);
     if (!strcmp(what, "allreduce"))
