@@ -31,7 +31,7 @@ VERSION = 0.1.0
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            openmpi-bin libopenmpi-dev valgrind \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
-           liblapack-dev libblas-dev
+           liblapack-dev libblas-dev libfabric-dev libfabric-bin
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -39,10 +39,17 @@ PMIX_LIBS   := $(shell pkg-config --libs pmix 2>/dev/null)
 ifneq ($(PMIX_LIBS),)
 ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS)
 endif
-LIBS = $(PMIX_LIBS) -lpthread -lrt
+# The libfabric transport (src/transport/ofi) when libfabric is there.
+OFI_CFLAGS := $(shell pkg-config --cflags libfabric 2>/dev/null)
+OFI_LIBS   := $(shell pkg-config --libs libfabric 2>/dev/null)
+ifneq ($(OFI_LIBS),)
+ALLCFLAGS += -DFMPL_HAVE_OFI $(OFI_CFLAGS)
+OFI_SRC := $(wildcard src/transport/ofi/*.c)
+endif
+LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt
 
 LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
-                      src/transport/shm/*.c src/fortran/*.c)
+                      src/transport/shm/*.c src/fortran/*.c) $(OFI_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
 
@@ -128,7 +135,7 @@ bin/fmplrun: tools/fmplrun.c $(HDRS)
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) -lpthread -lrt|g'
+             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(PC_SED) $< > $@
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile

@@ -38,8 +38,13 @@
  *   application computes.
  *
  * ENVIRONMENT
- *   FMPL_PROGRESS_THREAD=1   start a progress thread in fmpl_init().
- *   FMPL_TRANSPORT=shm       force a transport (only "shm" on one machine).
+ *   FMPL_PROGRESS_THREAD=1   start a progress thread in fmpl_init() (unset:
+ *                            only when a queued matrix message cannot be
+ *                            pulled by its receiver; 0: never).
+ *   FMPL_TRANSPORT=NAME      force a transport for every peer: "shm" (the
+ *                            default, one machine) or "ofi" (libfabric:
+ *                            FI_PROVIDER picks the provider, else the
+ *                            first of verbs, efa, cxi, tcp, shm).
  *   FMPL_SHM_CMA=0           never use cross-memory attach; large messages
  *                            go through the pipelined shared buffers.
  *   FMPL_SHM_EAGER=BYTES     largest message sent through the pipelined
@@ -51,7 +56,7 @@
  *   FMPL_PEER_TIMEOUT=SEC    (none by default) give up a wait on one peer
  *                            after SEC seconds with FMPL_ERR_PEER.
  *   FMPL_MAX_COMMS=N         communicators alive at once (default 64;
- *                            each costs 5 matching-area lines per peer).
+ *                            each costs 9 matching-area lines per peer).
  *   FMPL_MAX_HALOS=N         halo exchanges alive at once (default 16).
  *   FMPL_VERBOSE=1           print bootstrap and transport decisions.
  */

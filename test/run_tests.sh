@@ -4,7 +4,9 @@
 #   test/run_tests.sh [NAME...]     from any directory
 #
 # Runs, in order:
-#   1. every test/check_* driver (Check; each prints its own summary);
+#   1. every test/check_* driver (Check; each prints its own summary), then
+#      check_p2p, check_coll and check_blacs again with FMPL_TRANSPORT=ofi
+#      (libfabric's tcp provider; check_p2p also on its shm provider);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual);
@@ -81,15 +83,14 @@ run_step() {
     record "$name" $rc
 }
 
-# ---- 1. Check drivers ------------------------------------------------
-for t in test/check_*; do
-    case "$t" in *.c|*.o|*.log) continue ;; esac
-    [ -f "$t" ] && [ -x "$t" ] || continue
-    name=$(basename "$t")
-    selected "$name" "$@" || continue
-    echo "=== $name"
+# run_check NAME DRIVER [VAR=VALUE...] : one Check driver, in the given
+# environment; adds its passed and failed tests
+run_check() {
+    local name=$1 t=$2 rc t0 t1 summary n f e bad good
+    shift 2
+    echo "=== $name${*:+ ($*)}"
     t0=$(date +%s)
-    "$TOP/$t" 2>&1 | tee "$LOGS/$name.log"
+    env "$@" "$TOP/$t" 2>&1 | tee "$LOGS/$name.log"
     rc=${PIPESTATUS[0]}
     t1=$(date +%s)
     summary=$(grep -E '^[0-9]+%: Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+' \
@@ -110,7 +111,32 @@ for t in test/check_*; do
         record "$name (no summary, exit status $rc)" 1
     fi
     echo "--- $name: exit status $rc ($((t1 - t0)) s)"
+}
+
+# ---- 1. Check drivers ------------------------------------------------
+for t in test/check_*; do
+    case "$t" in *.c|*.o|*.log) continue ;; esac
+    [ -f "$t" ] && [ -x "$t" ] || continue
+    name=$(basename "$t")
+    selected "$name" "$@" || continue
+    run_check "$name" "$t"
 done
+
+# ---- 1b. the same suites on the libfabric transport ------------------
+# One host, every peer through libfabric: the tcp provider (automatic
+# progress) for point-to-point, collectives and BLACS; the shm provider
+# (manual progress, driven by the transport's own thread) for
+# point-to-point.
+if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
+    for t in check_p2p check_coll check_blacs; do
+        [ -x "test/$t" ] || continue
+        selected "ofi_tcp_$t" "$@" || continue
+        run_check "ofi_tcp_$t" "test/$t" FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
+    done
+    if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
+        run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
+    fi
+fi
 
 # ---- 2. Fortran --------------------------------------------------------
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then

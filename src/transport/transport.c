@@ -3,7 +3,7 @@
  *
  * The routing decision lives here and nowhere else.  On one machine the
  * shared-memory transport serves every peer; FMPL_TRANSPORT names another
- * (the others arrive with their issues).
+ * for all of them ("ofi": libfabric, built when libfabric is installed).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +14,24 @@
 
 const fmpl_tl_ops_t *fmpl_tl_select(void)
 {
-    static const fmpl_tl_ops_t *const all[] = { &fmpl_shm_ops };
+    static const fmpl_tl_ops_t *const all[] = { &fmpl_shm_ops,
+#ifdef FMPL_HAVE_OFI
+                                                &fmpl_ofi_ops,
+#endif
+    };
     const char *want = getenv("FMPL_TRANSPORT");
     if (!want || !*want)
         return all[0];
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, want) == 0)
             return all[i];
-    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm)", want);
+    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm%s)", want,
+#ifdef FMPL_HAVE_OFI
+                 ", ofi"
+#else
+                 ""
+#endif
+    );
     return NULL;
 }
 

@@ -175,6 +175,9 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
 const fmpl_tl_ops_t *fmpl_tl_select(void);
 
 extern const fmpl_tl_ops_t fmpl_shm_ops;
+#ifdef FMPL_HAVE_OFI
+extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
+#endif
 
 /* Inline wrappers: the only way the upper layers touch a transport. */
 static inline int fmpl_tl_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,

@@ -1,0 +1,379 @@
+/*
+ * ofi_ops.c - lifecycle, progress, errors and the ops table of the
+ * libfabric transport (see ofi.h).
+ *
+ * Provider choice: FI_PROVIDER, when set, is libfabric's own filter;
+ * otherwise the first RDM provider with RMA in the order a cluster user
+ * expects (verbs, efa, cxi, tcp, shm), never the emulations (sockets,
+ * udp) unless nothing else is there.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/ofi/ofi.h"
+
+/* What a rank publishes in the modex. */
+typedef struct ofi_card {
+    uint64_t mbox;                 /* remote address of its mailbox */
+    uint64_t key;
+    uint32_t addrlen;
+    uint8_t addr[FMPL_BOOT_VALUE_MAX - 20];
+} ofi_card_t;
+
+int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
+{
+    int e = fi_rc < 0 ? -fi_rc : fi_rc;
+    if (peer >= 0)
+        fmpl_log_err("ofi: %s (rank %d): %s", what, peer, fi_strerror(e));
+    else
+        fmpl_log_err("ofi: %s: %s", what, fi_strerror(e));
+    switch (e) {
+    case FI_ENOMEM:
+        return FMPL_ERR_NOMEM;
+    case FI_EHOSTUNREACH: case FI_ECONNREFUSED: case FI_ECONNRESET: case FI_ECONNABORTED:
+    case FI_ENOTCONN: case FI_ETIMEDOUT: case FI_EIO:
+        if (peer >= 0 && o)
+            o->failed_peer = peer;
+        return FMPL_ERR_PEER;
+    case FI_ENOSYS: case FI_EOPNOTSUPP:
+        return FMPL_ERR_UNSUPPORTED;
+    default:
+        return FMPL_ERR_SYSTEM;
+    }
+}
+
+/* Completions: the context of every operation is its fmpl_tl_comp_t. */
+int fmpl_ofi_progress(fmpl_tl_t *tl)
+{
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    struct fi_cq_entry ev[16];
+    int n = 0;
+    for (;;) {
+        ssize_t got = fi_cq_read(o->cq, ev, 16);
+        if (got > 0) {
+            for (ssize_t i = 0; i < got; i++) {
+                fmpl_tl_comp_t *c = ev[i].op_context;
+                if (c)
+                    fmpl_ofi_done(c);
+            }
+            n += (int)got;
+            continue;
+        }
+        if (got == -FI_EAVAIL) {
+            struct fi_cq_err_entry err = { 0 };
+            if (fi_cq_readerr(o->cq, &err, 0) > 0) {
+                fmpl_tl_comp_t *c = err.op_context;
+                int rc = fmpl_ofi_error(o, err.err, "operation failed", -1);
+                if (c) {
+                    if (c->status == FMPL_SUCCESS)
+                        c->status = rc;
+                    fmpl_ofi_done(c);
+                }
+                n++;
+                continue;
+            }
+        }
+        return n;
+    }
+}
+
+/*
+ * With manual data progress, a provider moves nothing for a process that
+ * is not calling it: a peer that computes, or waits in the launcher's
+ * fence in fmpl_finalize, would hold up every write and atomic aimed at
+ * it.  This thread calls the completion queue now and then instead.
+ */
+#define FMPL_OFI_TICK_NS 50000
+static void *ofi_ticker(void *arg)
+{
+    fmpl_ofi_t *o = arg;
+    struct timespec t = { 0, FMPL_OFI_TICK_NS };
+    while (!atomic_load_explicit(&o->stop, memory_order_acquire)) {
+        fmpl_ofi_progress(o->tl);
+        nanosleep(&t, NULL);
+    }
+    return NULL;
+}
+
+int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
+{
+    unsigned long spins = 0;
+    while (*pending > 0) {
+        if (fmpl_ofi_progress(o->tl) == 0 && ++spins % 4096 == 0 && o->failed_peer == peer &&
+            peer >= 0)
+            return FMPL_ERR_PEER;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* The first RDM provider with what we need, in the preferred order. */
+static struct fi_info *choose(struct fi_info *list)
+{
+    if (getenv("FI_PROVIDER"))
+        return list;               /* libfabric filtered already */
+    static const char *const order[] = { "verbs", "efa", "cxi", "tcp", "shm" };
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        for (struct fi_info *i = list; i; i = i->next)
+            if (strstr(i->fabric_attr->prov_name, order[k]))
+                return i;
+    return list;
+}
+
+#ifdef FI_ORDER_RMA_WAW
+#define FMPL_OFI_ORDER FI_ORDER_RMA_WAW
+#else
+#define FMPL_OFI_ORDER FI_ORDER_WAW
+#endif
+
+static void ofi_close(fmpl_tl_t *tl);
+
+/* auto: the provider moves data without our calls (a peer computing
+ * outside FMPL, or waiting in the launcher's fence, holds nobody up) */
+static int ofi_getinfo(struct fi_info **out, int atomics, int autoprog)
+{
+    struct fi_info *hints = fi_allocinfo();
+    if (!hints)
+        return -FI_ENOMEM;
+    hints->ep_attr->type = FI_EP_RDM;
+    hints->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                  (atomics ? FI_ATOMIC : 0);
+    hints->mode = 0;
+    hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+    /* thread safe: with manual progress our own thread drives it (below) */
+    hints->domain_attr->threading = FI_THREAD_SAFE;
+    if (autoprog)
+        hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
+    /* RMA writes land in order (FI_ORDER_WAW also asks it of messages,
+     * which some providers refuse together with atomics) */
+    hints->tx_attr->msg_order = FMPL_OFI_ORDER;
+    hints->rx_attr->msg_order = FMPL_OFI_ORDER;
+    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
+    fi_freeinfo(hints);
+    return rc;
+}
+
+static int ofi_open(fmpl_tl_t *tl)
+{
+    fmpl_ofi_t *o = calloc(1, sizeof *o);
+    if (!o)
+        return FMPL_ERR_NOMEM;
+    o->tl = tl;
+    o->failed_peer = -1;
+    tl->priv = o;
+    tl->max_inline = FMPL_OFI_REC_MAX;
+    tl->caps = FMPL_TL_CAP_GET;
+
+    struct fi_info *list = NULL;
+    int atomics = 1, rc = -FI_ENODATA;
+    for (int k = 0; k < 4 && rc != 0; k++) {
+        atomics = !(k & 2);
+        rc = ofi_getinfo(&list, atomics, !(k & 1));
+    }
+    if (rc != 0) {
+        fmpl_log_err("ofi: no libfabric provider with RDM endpoints, RMA and write "
+                     "ordering%s: %s", getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "",
+                     fi_strerror(-rc));
+        free(o);
+        tl->priv = NULL;
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    o->info = fi_dupinfo(choose(list));
+    fi_freeinfo(list);
+    if (!o->info) {
+        ofi_close(tl);
+        return FMPL_ERR_NOMEM;
+    }
+    struct fi_info *in = o->info;
+    o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
+    o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
+    o->next_key = ((uint64_t)(unsigned)tl->rank << 32) + 1;
+    o->max_msg = in->ep_attr->max_msg_size ? in->ep_attr->max_msg_size : (1u << 30);
+    if (o->max_msg > (1u << 30))
+        o->max_msg = 1u << 30;
+    if (in->tx_attr->inject_size < FMPL_OFI_REC_MAX) {
+        fmpl_log_err("ofi: provider %s injects only %zu bytes (need %d)",
+                     in->fabric_attr->prov_name, in->tx_attr->inject_size, FMPL_OFI_REC_MAX);
+        ofi_close(tl);
+        return FMPL_ERR_UNSUPPORTED;
+    }
+
+    struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = (size_t)tl->size };
+    struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096 };
+    const char *what = "fi_fabric";
+    rc = fi_fabric(in->fabric_attr, &o->fabric, NULL);
+    if (!rc) {
+        what = "fi_domain";
+        rc = fi_domain(o->fabric, in, &o->domain, NULL);
+    }
+    if (!rc) {
+        what = "fi_av_open";
+        rc = fi_av_open(o->domain, &av_attr, &o->av, NULL);
+    }
+    if (!rc) {
+        what = "fi_cq_open";
+        rc = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
+    }
+    if (!rc) {
+        what = "fi_endpoint";
+        rc = fi_endpoint(o->domain, in, &o->ep, NULL);
+    }
+    if (!rc) {
+        what = "fi_ep_bind";
+        rc = fi_ep_bind(o->ep, &o->av->fid, 0);
+    }
+    if (!rc)
+        rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (!rc) {
+        what = "fi_enable";
+        rc = fi_enable(o->ep);
+    }
+    if (rc) {
+        int e = fmpl_ofi_error(o, rc, what, -1);
+        ofi_close(tl);
+        return e;
+    }
+    if (atomics) {
+        struct fi_atomic_attr aa;
+        if (fi_query_atomic(o->domain, FI_UINT64, FI_CSWAP, &aa, FI_COMPARE_ATOMIC) == 0)
+            tl->caps |= FMPL_TL_CAP_CAS;
+    }
+
+    /* our mailbox, then the card: address, mailbox, key */
+    o->mbox_len = (size_t)tl->size * (size_t)tl->nidx * FMPL_TL_LINE;
+    if (posix_memalign((void **)&o->mbox, 4096, o->mbox_len) != 0) {
+        o->mbox = NULL;
+        ofi_close(tl);
+        return FMPL_ERR_NOMEM;
+    }
+    memset(o->mbox, 0, o->mbox_len);
+    ofi_card_t card = { 0 };
+    rc = fmpl_ofi_register(o, o->mbox, o->mbox_len, &o->mbox_mr, &card.key);
+    if (rc != FMPL_SUCCESS) {
+        ofi_close(tl);
+        return rc;
+    }
+    card.mbox = o->virt_addr ? (uint64_t)(uintptr_t)o->mbox : 0;
+    size_t alen = sizeof card.addr;
+    rc = fi_getname(&o->ep->fid, card.addr, &alen);
+    if (rc) {
+        int e = fmpl_ofi_error(o, rc, "fi_getname", -1);
+        ofi_close(tl);
+        return e;
+    }
+    card.addrlen = (uint32_t)alen;
+    rc = tl->boot->ops->put(tl->boot, "ofi", &card, offsetof(ofi_card_t, addr) + alen);
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
+    o->addr = calloc((size_t)tl->size, sizeof *o->addr);
+    o->peer_mbox = calloc((size_t)tl->size, sizeof *o->peer_mbox);
+    o->peer_key = calloc((size_t)tl->size, sizeof *o->peer_key);
+    if (rc == FMPL_SUCCESS && (!o->addr || !o->peer_mbox || !o->peer_key))
+        rc = FMPL_ERR_NOMEM;
+    for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
+        ofi_card_t c;
+        size_t len = sizeof c;
+        rc = tl->boot->ops->get(tl->boot, r, "ofi", &c, &len);
+        if (rc != FMPL_SUCCESS || len < offsetof(ofi_card_t, addr) + c.addrlen) {
+            fmpl_log_err("ofi: rank %d published no libfabric address", r);
+            rc = rc ? rc : FMPL_ERR_INTERNAL;
+            break;
+        }
+        if (fi_av_insert(o->av, c.addr, 1, &o->addr[r], 0, NULL) != 1) {
+            fmpl_log_err("ofi: cannot reach rank %d at its address", r);
+            rc = FMPL_ERR_PEER;
+            break;
+        }
+        o->peer_mbox[r] = c.mbox;
+        o->peer_key[r] = c.key;
+    }
+    /* nobody writes our mailbox before everybody has one */
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
+    if (rc != FMPL_SUCCESS) {
+        ofi_close(tl);
+        return rc;
+    }
+    if (in->domain_attr->data_progress != FI_PROGRESS_AUTO) {
+        if (pthread_create(&o->ticker, NULL, ofi_ticker, o) != 0) {
+            fmpl_log_err("ofi: cannot start the progress thread");
+            ofi_close(tl);
+            return FMPL_ERR_SYSTEM;
+        }
+        o->ticking = 1;
+    }
+    fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, CAS %s, %s progress",
+                  in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
+                  tl->caps & FMPL_TL_CAP_CAS ? "on" : "off",
+                  in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+    return FMPL_SUCCESS;
+}
+
+static void ofi_close(fmpl_tl_t *tl)
+{
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    if (!o)
+        return;
+    if (o->ticking) {
+        atomic_store_explicit(&o->stop, 1, memory_order_release);
+        pthread_join(o->ticker, NULL);
+    }
+    if (o->ep)
+        fi_close(&o->ep->fid);
+    fmpl_ofi_mem_cleanup(o);
+    if (o->mbox_mr)
+        fi_close(&o->mbox_mr->fid);
+    if (o->cq)
+        fi_close(&o->cq->fid);
+    if (o->av)
+        fi_close(&o->av->fid);
+    if (o->domain)
+        fi_close(&o->domain->fid);
+    if (o->fabric)
+        fi_close(&o->fabric->fid);
+    if (o->info)
+        fi_freeinfo(o->info);
+    free(o->mbox);
+    free(o->addr);
+    free(o->peer_mbox);
+    free(o->peer_key);
+    free(o);
+    tl->priv = NULL;
+}
+
+static int ofi_peer_ok(fmpl_tl_t *tl, int peer)
+{
+    return fmpl_ofi_of(tl)->failed_peer != peer;
+}
+
+const fmpl_tl_ops_t fmpl_ofi_ops = {
+    .size = sizeof(fmpl_tl_ops_t),
+    .name = "ofi",
+    .open = ofi_open,
+    .close = ofi_close,
+    .mem_reg = fmpl_ofi_mem_reg,
+    .mem_alloc = fmpl_ofi_mem_alloc,
+    .mem_free = fmpl_ofi_mem_free,
+    .put = fmpl_ofi_put,
+    .put_strided = fmpl_tl_put_strided_by_put,
+    .put_iov = fmpl_tl_put_iov_by_put,
+    .get = fmpl_ofi_get,
+    .mbox_in = fmpl_ofi_mbox_in,
+    .notify = fmpl_ofi_notify,
+    .mbox_cas = fmpl_ofi_mbox_cas,
+    .progress = fmpl_ofi_progress,
+    .peer_ok = ofi_peer_ok,
+    .barrier = fmpl_tl_unsupported_barrier,
+    .bcast = fmpl_tl_unsupported_bcast,
+};
