@@ -39,12 +39,13 @@ PMIX_LIBS   := $(shell pkg-config --libs pmix 2>/dev/null)
 ifneq ($(PMIX_LIBS),)
 ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS)
 endif
-# The libfabric transport (src/transport/ofi) when libfabric is there.
-OFI_CFLAGS := $(shell pkg-config --cflags libfabric 2>/dev/null)
-OFI_LIBS   := $(shell pkg-config --libs libfabric 2>/dev/null)
-ifneq ($(OFI_LIBS),)
-ALLCFLAGS += -DFMPL_HAVE_OFI $(OFI_CFLAGS)
+# The libfabric transport (src/transport/ofi) when libfabric's headers are
+# there.  libfabric itself is loaded at run time, only by jobs that choose
+# it (src/transport/ofi/ofi_lib.c says why).
+ifneq ($(shell pkg-config --exists libfabric 2>/dev/null && echo yes),)
+ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
 OFI_SRC := $(wildcard src/transport/ofi/*.c)
+OFI_LIBS := -ldl
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt
 

@@ -92,6 +92,19 @@ static inline void fmpl_ofi_done(fmpl_tl_comp_t *c)
 
 static inline fmpl_ofi_t *fmpl_ofi_of(fmpl_tl_t *tl) { return (fmpl_ofi_t *)tl->priv; }
 
+/* ofi_lib.c: libfabric's real entry points, from dlopen */
+typedef struct fmpl_ofi_lib {
+    void *handle;
+    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
+                   struct fi_info **);
+    void (*freeinfo)(struct fi_info *);
+    struct fi_info *(*dupinfo)(const struct fi_info *);
+    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
+    const char *(*strerror)(int);
+} fmpl_ofi_lib_t;
+extern fmpl_ofi_lib_t fmpl_fi;
+int fmpl_ofi_lib_load(void);
+
 /* ofi_ops.c */
 int  fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer);
 int  fmpl_ofi_progress(fmpl_tl_t *tl);

@@ -36,9 +36,9 @@ int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
 {
     int e = fi_rc < 0 ? -fi_rc : fi_rc;
     if (peer >= 0)
-        fmpl_log_err("ofi: %s (rank %d): %s", what, peer, fi_strerror(e));
+        fmpl_log_err("ofi: %s (rank %d): %s", what, peer, fmpl_fi.strerror(e));
     else
-        fmpl_log_err("ofi: %s: %s", what, fi_strerror(e));
+        fmpl_log_err("ofi: %s: %s", what, fmpl_fi.strerror(e));
     switch (e) {
     case FI_ENOMEM:
         return FMPL_ERR_NOMEM;
@@ -143,7 +143,7 @@ static void ofi_close(fmpl_tl_t *tl);
  * outside FMPL, or waiting in the launcher's fence, holds nobody up) */
 static int ofi_getinfo(struct fi_info **out, int atomics, int autoprog)
 {
-    struct fi_info *hints = fi_allocinfo();
+    struct fi_info *hints = fmpl_fi.dupinfo(NULL);
     if (!hints)
         return -FI_ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
@@ -159,13 +159,16 @@ static int ofi_getinfo(struct fi_info **out, int atomics, int autoprog)
      * which some providers refuse together with atomics) */
     hints->tx_attr->msg_order = FMPL_OFI_ORDER;
     hints->rx_attr->msg_order = FMPL_OFI_ORDER;
-    int rc = fi_getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
-    fi_freeinfo(hints);
+    int rc = fmpl_fi.getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
+    fmpl_fi.freeinfo(hints);
     return rc;
 }
 
 static int ofi_open(fmpl_tl_t *tl)
 {
+    int lrc = fmpl_ofi_lib_load();
+    if (lrc != FMPL_SUCCESS)
+        return lrc;
     fmpl_ofi_t *o = calloc(1, sizeof *o);
     if (!o)
         return FMPL_ERR_NOMEM;
@@ -184,13 +187,13 @@ static int ofi_open(fmpl_tl_t *tl)
     if (rc != 0) {
         fmpl_log_err("ofi: no libfabric provider with RDM endpoints, RMA and write "
                      "ordering%s: %s", getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "",
-                     fi_strerror(-rc));
+                     fmpl_fi.strerror(-rc));
         free(o);
         tl->priv = NULL;
         return FMPL_ERR_UNSUPPORTED;
     }
-    o->info = fi_dupinfo(choose(list));
-    fi_freeinfo(list);
+    o->info = fmpl_fi.dupinfo(choose(list));
+    fmpl_fi.freeinfo(list);
     if (!o->info) {
         ofi_close(tl);
         return FMPL_ERR_NOMEM;
@@ -212,7 +215,7 @@ static int ofi_open(fmpl_tl_t *tl)
     struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = (size_t)tl->size };
     struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096 };
     const char *what = "fi_fabric";
-    rc = fi_fabric(in->fabric_attr, &o->fabric, NULL);
+    rc = fmpl_fi.fabric(in->fabric_attr, &o->fabric, NULL);
     if (!rc) {
         what = "fi_domain";
         rc = fi_domain(o->fabric, in, &o->domain, NULL);
@@ -343,7 +346,7 @@ static void ofi_close(fmpl_tl_t *tl)
     if (o->fabric)
         fi_close(&o->fabric->fid);
     if (o->info)
-        fi_freeinfo(o->info);
+        fmpl_fi.freeinfo(o->info);
     free(o->mbox);
     free(o->addr);
     free(o->peer_mbox);
