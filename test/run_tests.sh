@@ -14,7 +14,7 @@
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
 #   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
-#      FMPL) under mpirun;
+#      FMPL) under mpirun, some of them also on the libfabric transport;
 #   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
@@ -211,6 +211,15 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
     if [ -x test/progs/mpi_fmpl ]; then
         run_step mpirun_mpi_fmpl_2 300 $MR -n 2 test/progs/mpi_fmpl
         run_step mpirun_mpi_fmpl_3 300 $MR -n 3 test/progs/mpi_fmpl
+    fi
+    # the libfabric transport, addresses exchanged through PMIx
+    if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
+        OFI="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=tcp"
+        run_step mpirun_ofi_pingpong 300 $MR $OFI -n 3 test/progs/pingpong -m 1M
+        run_step mpirun_ofi_random 300 $MR $OFI -n 4 test/progs/random
+        run_step mpirun_ofi_coll_ops 300 $MR $OFI -n 4 test/progs/coll_ops -M 64K
+        [ -x test/progs/mpi_fmpl ] &&
+            run_step mpirun_ofi_mpi_fmpl 300 $MR $OFI -n 3 test/progs/mpi_fmpl
     fi
 fi
 
