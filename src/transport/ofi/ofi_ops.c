@@ -180,9 +180,13 @@ static int ofi_open(fmpl_tl_t *tl)
 
     struct fi_info *list = NULL;
     int atomics = 1, rc = -FI_ENODATA;
+    /* FMPL_OFI_PROGRESS=manual: drive the provider ourselves even where
+     * it could progress on its own (its thread competes for the cores) */
+    const char *pe = getenv("FMPL_OFI_PROGRESS");
+    int want_auto = !(pe && strcmp(pe, "manual") == 0);
     for (int k = 0; k < 4 && rc != 0; k++) {
         atomics = !(k & 2);
-        rc = ofi_getinfo(&list, atomics, !(k & 1));
+        rc = ofi_getinfo(&list, atomics, want_auto && !(k & 1));
     }
     if (rc != 0) {
         fmpl_log_err("ofi: no libfabric provider with RDM endpoints, RMA and write "
