@@ -186,36 +186,6 @@ static const struct kspec kill_specs[] = {
     {3, "recv", "FMPL_PROGRESS_THREAD=1"},
 };
 
-/* every "pid P" the job printed must be gone */
-static int pids_alive(const job_t *j, char *desc, size_t n)
-{
-    const char *p = j->out;
-    int alive = 0;
-    desc[0] = 0;
-    while (p && (p = strstr(p, " pid ")) != NULL) {
-        int pid = atoi(p + 5);
-        char path[64], st[256] = "";
-        FILE *f;
-        p += 5;
-        if (pid <= 0)
-            continue;
-        snprintf(path, sizeof path, "/proc/%d/stat", pid);
-        f = fopen(path, "r");
-        if (!f)
-            continue;
-        if (fgets(st, sizeof st, f)) {
-            char *q = strrchr(st, ')');
-            if (q && q[2] != 'Z') {
-                size_t u = strlen(desc);
-                snprintf(desc + u, n - u, "pid %d still running; ", pid);
-                alive++;
-            }
-        }
-        fclose(f);
-    }
-    return alive;
-}
-
 START_TEST(test_kill)
 {
     const struct kspec *k = &kill_specs[_i];
@@ -243,7 +213,7 @@ START_TEST(test_kill)
     snprintf(want, sizeof want, "=%d): ", victim);
     ck_assert_msg(job_has(&j, want), "%s: no survivor names rank %d; output:\n%s", desc,
                   victim, job_tail(&j, 2500));
-    ck_assert_msg(pids_alive(&j, left, sizeof left) == 0, "%s: %s", desc, left);
+    ck_assert_msg(tl_pids_alive(&j, left, sizeof left) == 0, "%s: %s", desc, left);
     ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
                   left);
     job_free(&j);

@@ -478,6 +478,23 @@ static TL_UNUSED int job_has(const job_t *j, const char *s)
     return j->out && strstr(j->out, s) != NULL;
 }
 
+/* Process `pid`'s state letter and parent from /proc; 0 if it is gone. */
+static TL_UNUSED int tl_proc_state(int pid, char *state, int *ppid)
+{
+    char path[64], buf[512], *p;
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    f = fopen(path, "r");
+    if (!f)
+        return 0;
+    *state = 0;
+    *ppid = 0;
+    if (fgets(buf, sizeof buf, f) && (p = strrchr(buf, ')')) != NULL)
+        sscanf(p + 2, "%c %d", state, ppid);
+    fclose(f);
+    return 1;
+}
+
 /* Processes left behind: our children (we are a subreaper) other than
  * running jobs, plus /dev/shm/fmpl* entries that appeared since the job
  * started.  Waits up to `grace` seconds for them to go away, then kills
@@ -503,19 +520,12 @@ static TL_UNUSED int job_leftovers(const job_t *j, double grace, char *desc, siz
             ;
         d = opendir("/proc");
         while (d && (e = readdir(d)) != NULL) {
-            char path[64], buf[512], *p;
+            char path[64];
             FILE *f;
             int pid = atoi(e->d_name), ppid = 0;
             char state = 0;
-            if (pid <= 0)
+            if (pid <= 0 || !tl_proc_state(pid, &state, &ppid))
                 continue;
-            snprintf(path, sizeof path, "/proc/%d/stat", pid);
-            f = fopen(path, "r");
-            if (!f)
-                continue;
-            if (fgets(buf, sizeof buf, f) && (p = strrchr(buf, ')')) != NULL)
-                sscanf(p + 2, "%c %d", &state, &ppid);
-            fclose(f);
             if (ppid != getpid() || state == 'Z')
                 continue;
             nproc++;
@@ -605,6 +615,27 @@ static TL_UNUSED int tl_have_prog(const char *name)
                       (st) == 0 ? " but no \"OK\" line" : "",                 \
                       job_tail((j), 2500));                                   \
     } while (0)
+
+/* How many of the processes a job printed as "pid P" still run (zombies
+ * excepted); their list goes to desc.  Every one must be gone once the
+ * job ended, also those a launcher did not start. */
+static TL_UNUSED int tl_pids_alive(const job_t *j, char *desc, size_t n)
+{
+    const char *p = j->out;
+    int alive = 0;
+    desc[0] = 0;
+    while (p && (p = strstr(p, " pid ")) != NULL) {
+        int pid = atoi(p + 5), ppid;
+        char state;
+        p += 5;
+        if (pid > 0 && tl_proc_state(pid, &state, &ppid) && state != 'Z') {
+            size_t u = strlen(desc);
+            snprintf(desc + u, n - u, "pid %d still running; ", pid);
+            alive++;
+        }
+    }
+    return alive;
+}
 
 /* Run one worker program (np 0: without the launcher) and assert that it
  * printed "OK <prog>", exited 0 and left no process or segment behind. */
