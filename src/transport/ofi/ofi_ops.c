@@ -184,9 +184,13 @@ static int ofi_open(fmpl_tl_t *tl)
      * it could progress on its own (its thread competes for the cores) */
     const char *pe = getenv("FMPL_OFI_PROGRESS");
     int want_auto = !(pe && strcmp(pe, "manual") == 0);
+    /* best first: atomics, then automatic progress */
     for (int k = 0; k < 4 && rc != 0; k++) {
+        int autoprog = !(k & 1);
+        if (autoprog && !want_auto)
+            continue;
         atomics = !(k & 2);
-        rc = ofi_getinfo(&list, atomics, want_auto && !(k & 1));
+        rc = ofi_getinfo(&list, atomics, autoprog);
     }
     if (rc != 0) {
         fmpl_log_err("ofi: no libfabric provider with RDM endpoints, RMA and write "
