@@ -44,7 +44,7 @@ endif
 # it (src/transport/ofi/ofi_lib.c says why).
 ifneq ($(shell pkg-config --exists libfabric 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
-OFI_SRC := $(wildcard src/transport/ofi/*.c)
+OFI_SRC := $(wildcard src/transport/ofi/*.c src/transport/route/*.c)
 OFI_LIBS := -ldl
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt
