@@ -108,6 +108,20 @@ static const struct spec selfsend_specs[] = {
     {"selfsend", 4, NULL, {"-m", "1M", NULL}},
 };
 
+/* Placement and routing: test/fakehost.sh K puts every K ranks on a host
+ * of their own (relative paths: the drivers run from the top directory). */
+#define FAKE "test/fakehost.sh"
+#define HOSTS "test/progs/hosts"
+static const struct spec hosts_specs[] = {
+    {"hosts", 3, NULL, {NULL}},
+    {FAKE, 4, NULL, {"2", HOSTS, "-k", "2", NULL}},          /* route */
+    {FAKE, 5, NULL, {"2", HOSTS, "-k", "2", NULL}},          /* route, a lone rank */
+    {FAKE, 3, NULL, {"1", HOSTS, "-k", "1", NULL}},          /* ofi: one per host */
+    {FAKE, 4, NOCMA, {"2", HOSTS, "-k", "2", NULL}},         /* route, shm by FIFO */
+    {FAKE, 2, "FMPL_TRANSPORT=route", {"1", HOSTS, "-k", "1", NULL}},
+    {"hosts", 2, "FMPL_TRANSPORT=route", {NULL}},             /* route, all on shm */
+};
+
 static const struct spec progress_specs[] = {
     {"progress", 2, NULL, {NULL}},
     {"progress", 2, NOCMA, {NULL}},
@@ -130,6 +144,7 @@ SPEC_TEST(sync, sync_specs)
 SPEC_TEST(cancel, cancel_specs)
 SPEC_TEST(selfsend, selfsend_specs)
 SPEC_TEST(progress, progress_specs)
+SPEC_TEST(hosts, hosts_specs)
 
 /* ---- a job of one process without the launcher, in-process ---------- */
 
@@ -339,6 +354,7 @@ static Suite *p2p_suite(void)
     ADD(cancel, cancel_specs)
     ADD(selfsend, selfsend_specs)
     ADD(progress, progress_specs)
+    ADD(hosts, hosts_specs)
     return s;
 }
 

@@ -6,7 +6,9 @@
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary), then
 #      check_p2p, check_coll and check_blacs again with FMPL_TRANSPORT=ofi
-#      (libfabric's tcp provider; check_p2p also on its shm provider);
+#      (libfabric's tcp provider; check_p2p also on its shm provider), and
+#      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
+#      host name of their own (route transport, node-leader collectives);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual);
@@ -136,6 +138,15 @@ if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
         run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
     fi
+    # Routed: every two ranks a host of their own (test/fakehost.sh), so
+    # jobs of 3 and more ranks run on the route transport (shm inside a
+    # fake host, libfabric tcp between them) and their collectives on node
+    # leaders; 2-rank jobs share one host (shm).
+    for t in check_p2p check_coll check_blacs; do
+        [ -x "test/$t" ] || continue
+        selected "route_$t" "$@" || continue
+        run_check "route_$t" "test/$t" FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp
+    done
 fi
 
 # ---- 2. Fortran --------------------------------------------------------
