@@ -108,19 +108,34 @@ static const struct spec selfsend_specs[] = {
     {"selfsend", 4, NULL, {"-m", "1M", NULL}},
 };
 
-/* Placement and routing: test/fakehost.sh K puts every K ranks on a host
- * of their own (relative paths: the drivers run from the top directory). */
-#define FAKE "test/fakehost.sh"
-#define HOSTS "test/progs/hosts"
-static const struct spec hosts_specs[] = {
-    {"hosts", 3, NULL, {NULL}},
-    {FAKE, 4, NULL, {"2", HOSTS, "-k", "2", NULL}},          /* route */
-    {FAKE, 5, NULL, {"2", HOSTS, "-k", "2", NULL}},          /* route, a lone rank */
-    {FAKE, 3, NULL, {"1", HOSTS, "-k", "1", NULL}},          /* ofi: one per host */
-    {FAKE, 4, NOCMA, {"2", HOSTS, "-k", "2", NULL}},         /* route, shm by FIFO */
-    {FAKE, 2, "FMPL_TRANSPORT=route", {"1", HOSTS, "-k", "1", NULL}},
-    {"hosts", 2, "FMPL_TRANSPORT=route", {NULL}},             /* route, all on shm */
+/* Placement and routing: with FMPL_TEST_RANKS_PER_HOST=K the worker's
+ * every K ranks get a host of their own (test/fakehost.sh, testlib.h);
+ * the worker reads the same variable for what to expect.  "0": one host. */
+static const struct hosts_spec {
+    int np;
+    const char *k, *env;
+} hosts_specs[] = {
+    {3, "0", NULL},
+    {4, "2", NULL},                       /* route */
+    {5, "2", NULL},                       /* route, a lone rank */
+    {3, "1", NULL},                       /* ofi: one rank per host */
+    {4, "2", NOCMA},                      /* route, shm through the FIFO */
+    {2, "1", "FMPL_TRANSPORT=route"},     /* route, shm for oneself only */
+    {2, "0", "FMPL_TRANSPORT=route"},     /* route, every peer on shm */
 };
+
+START_TEST(test_hosts)
+{
+    const struct hosts_spec *h = &hosts_specs[_i];
+    const char *args[] = {NULL};
+    /* each test runs in a child of its own (Check's fork mode) */
+    if (strcmp(h->k, "0") == 0)
+        unsetenv("FMPL_TEST_RANKS_PER_HOST");
+    else
+        setenv("FMPL_TEST_RANKS_PER_HOST", h->k, 1);
+    tl_run_worker("hosts", h->np, h->env, args, JOB_TIMEOUT);
+}
+END_TEST
 
 static const struct spec progress_specs[] = {
     {"progress", 2, NULL, {NULL}},
@@ -144,7 +159,6 @@ SPEC_TEST(sync, sync_specs)
 SPEC_TEST(cancel, cancel_specs)
 SPEC_TEST(selfsend, selfsend_specs)
 SPEC_TEST(progress, progress_specs)
-SPEC_TEST(hosts, hosts_specs)
 
 /* ---- a job of one process without the launcher, in-process ---------- */
 
