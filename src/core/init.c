@@ -97,12 +97,9 @@ int fmpl_init(int count)
         release_all();
         return rc;
     }
-    /* Processes outnumbering this host's cores must yield while waiting. */
+    /* Processes outnumbering this machine's cores must yield while waiting. */
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int here = 0;
-    for (int r = 0; r < fmpl_g.tl.size; r++)
-        here += fmpl_g.tl.host[r] == fmpl_g.tl.host[fmpl_g.tl.rank];
-    fmpl_g.oversubscribed = ncpu > 0 && here > ncpu;
+    fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.tl.machine_ranks > ncpu;
     rc = fmpl_comm_setup();
     if (rc != FMPL_SUCCESS) {
         release_all();

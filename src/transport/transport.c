@@ -58,20 +58,37 @@ static void my_host(char *name, size_t len)
     name[len - 1] = '\0';
 }
 
-/* host[r] for every rank, numbered in order of first appearance. */
+/* The running kernel's boot id: the same for every namespace of one
+ * machine, different on every other machine. */
+static void my_machine(char *id, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, (int)len, f))
+        snprintf(id, len, "unknown");
+    if (f)
+        fclose(f);
+    id[strcspn(id, "\n")] = '\0';
+}
+
+/* host[r] for every rank, numbered in order of first appearance; and how
+ * many ranks share this machine.  Published as "host\0machine". */
 static int learn_hosts(fmpl_tl_t *tl, int **hostp)
 {
     fmpl_boot_t *b = tl->boot;
-    char mine[HOST_MAX], (*names)[HOST_MAX] = NULL;
+    char mine[HOST_MAX + 64], machine[64], (*names)[HOST_MAX] = NULL;
     int *host = calloc((size_t)tl->size, sizeof *host);
     if (!host)
         return FMPL_ERR_NOMEM;
     *hostp = host;
     tl->nhosts = 1;
+    tl->machine_ranks = 1;
     if (tl->size == 1)
         return FMPL_SUCCESS;
-    my_host(mine, sizeof mine);
-    int rc = b->ops->put(b, "host", mine, strlen(mine) + 1);
+    my_host(mine, HOST_MAX);
+    my_machine(machine, sizeof machine);
+    size_t hl = strlen(mine) + 1;
+    memcpy(mine + hl, machine, strlen(machine) + 1);
+    int rc = b->ops->put(b, "host", mine, hl + strlen(machine) + 1);
     if (rc == FMPL_SUCCESS)
         rc = b->ops->fence(b);
     if (rc != FMPL_SUCCESS)
@@ -80,14 +97,19 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
     if (!names)
         return FMPL_ERR_NOMEM;
     int n = 0;
+    tl->machine_ranks = 0;
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
-        size_t len = HOST_MAX;
-        char name[HOST_MAX];
+        size_t len = HOST_MAX + 64;
+        char name[HOST_MAX + 64];
         rc = b->ops->get(b, r, "host", name, &len);
-        if (rc != FMPL_SUCCESS) {
+        if (rc != FMPL_SUCCESS || len < 2) {
             fmpl_log_err("rank %d published no host name", r);
+            rc = rc ? rc : FMPL_ERR_INTERNAL;
             break;
         }
+        name[len - 1] = '\0';
+        size_t hl = strnlen(name, len);
+        tl->machine_ranks += hl + 1 < len && strcmp(name + hl + 1, machine) == 0;
         name[HOST_MAX - 1] = '\0';
         int h = 0;
         while (h < n && strcmp(names[h], name) != 0)

@@ -156,6 +156,10 @@ struct fmpl_tl {
      * in order of first appearance); set before open. */
     const int *host;
     int nhosts;
+    /* ranks on this machine (the same running kernel), which several
+     * hosts may share: network namespaces, FMPL_HOSTNAME - it is what
+     * competes for our cores */
+    int machine_ranks;
     /* Set by the route transport for its shm part: serve only the peers
      * with host[peer] == host[rank] and leave the others alone. */
     int host_only;
