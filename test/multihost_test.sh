@@ -110,7 +110,9 @@ job() {
     timeout -k 10 "$LIMIT" "$NETNS_DIR/mpirun" "$@" >"$tmp/out" 2>&1 </dev/null &
     wait $!
     st=$?
-    if [ $st = 124 ] || [ $st = 137 ]; then
+    # 124: timeout ended it; 137 after the limit: it had to KILL (137
+    # before it is mpirun's own status for a rank killed by SIGKILL)
+    if [ $st = 124 ] || { [ $st = 137 ] && [ $(( $(now_ms) - t0 )) -ge $((LIMIT * 1000)) ]; }; then
         why="time limit of $LIMIT s reached"
     elif [ $st != 0 ]; then
         why="mpirun exit status $st"
