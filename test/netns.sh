@@ -81,7 +81,8 @@ netns_refused() {
     netns_say "veth and bridge; this machine refused, so the test FAILS instead of skipping"
 }
 
-# netns_clean_stale: delete fmpl<PID>h<N> namespaces whose PID is dead.
+# netns_clean_stale: delete fmpl<PID>h<N> namespaces and fmpl-netns.<PID>.*
+# temp dirs whose PID is dead.
 netns_clean_stale() {
     for _ns in $(ip netns list 2>/dev/null | awk '{ print $1 }' |
                  grep -E '^fmpl[0-9]+h[0-9]+$'); do
@@ -97,6 +98,16 @@ netns_clean_stale() {
         [ -n "$_p" ] && kill -9 $_p 2>/dev/null
         ip netns del "$_ns" 2>/dev/null
         rm -rf "${TMPDIR:-/tmp}"/ompi."$_ns".* 2>/dev/null
+    done
+    # and their temp dirs (fmpl-netns.<PID>.XXXXXX)
+    for _d in "${TMPDIR:-/tmp}"/fmpl-netns.*.*; do
+        [ -d "$_d" ] || continue
+        _pid=${_d##*/fmpl-netns.}
+        _pid=${_pid%%.*}
+        case $_pid in ''|*[!0-9]*) continue ;; esac
+        kill -0 "$_pid" 2>/dev/null &&
+            [ "$(awk '{ print $3 }' "/proc/$_pid/stat" 2>/dev/null)" != Z ] && continue
+        rm -rf "$_d"
     done
 }
 
@@ -127,7 +138,7 @@ netns_setup() {
     fi
     netns_locked=1
     netns_clean_stale
-    NETNS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fmpl-netns.XXXXXX") || return 1
+    NETNS_DIR=$(mktemp -d "${TMPDIR:-/tmp}/fmpl-netns.$$.XXXXXX") || return 1
     NETNS_HEAD=${NETNS_PREFIX}0
     if ! _out=$(ip netns add "$NETNS_HEAD" 2>&1); then
         netns_refused "ip netns add $NETNS_HEAD: cannot create a network namespace" "$_out"
