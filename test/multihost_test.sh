@@ -256,7 +256,7 @@ wait_clean() {
 # job on both hosts with a non-zero status within FLIMIT s of the kill,
 # name rank RANK and its signal, and leave nothing in the namespaces.
 fault() {
-    local name=$1 rank=$2 how=$3 t0 jp st pid hpid tk t last
+    local name=$1 rank=$2 how=$3 t0 jp st pid hpid p tk t last
     shift 3
     selected "$name" || return 0
     why=""
@@ -280,13 +280,22 @@ fault() {
     done
     tk=$(now_ms)
     if [ "$how" = kill9 ]; then
-        pid=$(netns_rank_pid 2 "$rank")
-        # the PID inside the host, which the program printed
-        hpid=$(awk '$1 == "NSpid:" { print $NF }' "/proc/$pid/status" 2>/dev/null)
-        if [ -z "$pid" ]; then
-            why="no process of rank $rank in host 2 ($NETNS_PREFIX""2)"
-        elif ! grep -q "^kill: rank $rank pid $hpid " "$tmp/out"; then
-            why="PID $pid ($hpid in host 2) is not the one rank $rank printed"
+        # the PID rank RANK printed (inside host 2), then that process
+        # among the ones ip netns pids lists in host 2
+        hpid=$(sed -n "s/^kill: rank $rank pid \([0-9]*\) .*/\1/p" "$tmp/out" | head -n 1)
+        pid=""
+        t=0
+        while [ -n "$hpid" ] && [ -z "$pid" ] && [ $t -lt 50 ]; do
+            pid=$(netns_host_pid 2 "$hpid") || sleep 0.2
+            t=$((t + 1))
+        done
+        if [ -z "$hpid" ]; then
+            why="rank $rank printed no PID"
+        elif [ -z "$pid" ]; then
+            why="no process with PID $hpid in host 2 ($NETNS_PREFIX""2):"
+            for p in $(netns_pids "$NETNS_PREFIX""2"); do
+                why="$why $p=$(cat "/proc/$p/comm" 2>/dev/null)/$(awk '$1 == "NSpid:" { $1 = ""; print }' "/proc/$p/status" 2>/dev/null)"
+            done
         else
             kill -9 "$pid"
             tk=$(now_ms)

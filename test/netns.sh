@@ -47,8 +47,8 @@
 #   $NETNS_DIR/mpirun  mpirun in the head with those options (a script, so
 #                      that timeout can run it; the lock's fd closed)
 # Functions: netns_mpirun ARGS (that script),
-# netns_pids [NS...] (processes in the namespaces), netns_rank_pid HOSTNUM
-# RANK, netns_tx_bytes HOSTNUM (bytes sent by a host's eth0), netns_cleanup
+# netns_pids [NS...] (processes in the namespaces), netns_host_pid HOSTNUM
+# HPID, netns_tx_bytes HOSTNUM (bytes sent by a host's eth0), netns_cleanup
 # (kills everything in the namespaces, deletes them and NETNS_DIR).
 # netns_setup sets the EXIT, INT, TERM and HUP traps to netns_cleanup
 # followed by the caller's own clean-up command NETNS_ATEXIT (once).
@@ -248,13 +248,13 @@ netns_pids() {
     done
 }
 
-# netns_rank_pid HOSTNUM RANK: the PID (as seen here) of the job process
-# of that rank (PMIX_RANK in its environment) running in host HOSTNUM, if
-# any.  Its PID inside the host is the last field of NSpid in
-# /proc/PID/status.
-netns_rank_pid() {
+# netns_host_pid HOSTNUM HPID: the PID (as seen here) of the process in
+# host HOSTNUM whose PID inside that host is HPID (the last field of NSpid
+# in /proc/PID/status: hosts have PID namespaces of their own unless
+# FMPL_NETNS_SHM=shared).
+netns_host_pid() {
     for _p in $(netns_pids "$NETNS_PREFIX$1"); do
-        if tr '\0' '\n' <"/proc/$_p/environ" 2>/dev/null | grep -qx "PMIX_RANK=$2"; then
+        if [ "$(awk '$1 == "NSpid:" { print $NF }' "/proc/$_p/status" 2>/dev/null)" = "$2" ]; then
             echo "$_p"
             return 0
         fi
