@@ -31,7 +31,7 @@ VERSION = 0.1.0
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            openmpi-bin libopenmpi-dev valgrind \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
-           liblapack-dev libblas-dev libfabric-dev libfabric-bin
+           liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)

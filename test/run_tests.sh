@@ -17,6 +17,11 @@
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
 #   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
 #      FMPL) under mpirun, some of them also on the libfabric transport;
+#      then test/multihost_test.sh (steps multihost_*): the same jobs and the
+#      ScaLAPACK solve across network namespaces ("hosts") with mpirun's
+#      agent entering them, over libfabric's tcp provider and in the
+#      default mode, and a rank killed on one host.  Needs root: where the
+#      machine refuses namespaces the step FAILS (never skips);
 #   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
@@ -233,6 +238,20 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
             run_step mpirun_ofi_mpi_fmpl 300 $MR $OFI -n 3 test/progs/mpi_fmpl
     fi
 fi
+
+# ---- 5b. several hosts: network namespaces, one mpirun job across them -------
+# test/multihost_test.sh, one step per group of its cases; it says why it
+# fails when the machine refuses namespaces (not root, no iproute2): a
+# failure, not a skip.
+for g in ofi default 3hosts kill; do
+    selected "multihost_$g" "$@" || continue
+    if ! command -v mpirun > /dev/null 2>&1 || ! command -v ip > /dev/null 2>&1; then
+        echo "=== multihost_$g: needs mpirun (openmpi-bin) and ip (iproute2): FAILED"
+        record "multihost_$g" 1
+        continue
+    fi
+    run_step "multihost_$g" 600 bash test/multihost_test.sh "$g/"
+done
 
 # ---- 6. fmpl-blacs: exports, Debian's BLACS and ScaLAPACK testers --------
 if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then
