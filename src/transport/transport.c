@@ -169,8 +169,15 @@ int fmpl_tl_open(fmpl_tl_t *tl)
         fmpl_tl_close(tl);
         return rc;
     }
-    fmpl_log_info("route: rank %d on host %d of %d with %d of %d ranks; transport %s",
-                  tl->rank, host[tl->rank], tl->nhosts, here, tl->size, ops->name);
+#ifdef FMPL_HAVE_OFI
+    if (ops == &fmpl_route_ops)
+        fmpl_log_info("route: rank %d on host %d of %d: shm to the %d other ranks there, "
+                      "ofi to the %d elsewhere", tl->rank, host[tl->rank], tl->nhosts,
+                      here - 1, tl->size - here);
+    else
+#endif
+        fmpl_log_info("route: rank %d on host %d of %d: %s to all %d ranks", tl->rank,
+                      host[tl->rank], tl->nhosts, ops->name, tl->size);
     return FMPL_SUCCESS;
 }
 
