@@ -12,14 +12,10 @@
 # a head h0 where mpirun runs.  Cases, named MODE/PROGRAM:
 #   ofi/...      FMPL_TRANSPORT=ofi FI_PROVIDER=tcp: every peer through
 #                libfabric's tcp provider (pinned to eth0, FI_TCP_IFACE)
-#   default/...  FI_PROVIDER=tcp only: FMPL chooses per peer.  Until FMPL
-#                routes by host (same hostname: shm, else ofi) this mode
-#                runs everything over shm, which works only because the
-#                hosts then share the PID namespace and /dev/shm
-#                (FMPL_NETNS_SHM=shared); once lib/libfmpl.so knows
-#                "route:", the hosts are separate as in the ofi mode, the
-#                bytes pingpong sends between hosts are checked and so are
-#                the route lines FMPL_VERBOSE=1 prints (the ROUTING block)
+#   default/...  FI_PROVIDER=tcp only: FMPL routes per peer (same host
+#                name: shm, else ofi); the bytes pingpong sends between
+#                hosts are checked, and so are the route lines
+#                FMPL_VERBOSE=1 prints (each rank names shm and ofi)
 # each of them on 2 hosts x 2 ranks: pingpong -m 4M (--map-by node: both
 # pairs cross hosts; the bytes eth0 sent are checked), random, coll_ops
 # -M 64K, coll_halo -g 2x2x1 -m, mpi_fmpl (Open MPI over its tcp BTL beside
@@ -41,7 +37,7 @@
 #
 # Environment: MH_TIME_LIMIT (s per job, default 180), MH_FAULT_LIMIT (s
 # from the kill to mpirun's exit, default 60), MH_ROUTED (1/0: force the
-# routing checks on/off; default: on when lib/libfmpl.so has "route:"),
+# routing checks on/off; default on),
 # FMPL_TOP (repository root).
 set -u
 
@@ -148,25 +144,13 @@ check_traffic() {
     fi
 }
 
-# traffic, reported only: the default mode before FMPL routes by host
-report_traffic() {
-    check_traffic
-    why=""
-    note="$note (not checked: default mode uses shm until FMPL routes by host)"
-}
-
 # ---- ROUTING: per-peer routing by hostname --------------------------------
-# Enabled as soon as lib/libfmpl.so prints "route:" lines (FMPL_VERBOSE=1):
-# then the default mode runs on separate hosts (own PID namespace and
-# /dev/shm each: shm between hosts is impossible, as on real machines), its
-# traffic is checked like the ofi mode's, and every rank must report its
-# routes, naming both shm and ofi.
-# MH_ROUTED=1 or 0 forces the block on or off.
-routed=${MH_ROUTED:-auto}
-if [ "$routed" = auto ]; then
-    routed=0
-    grep -q 'route:' "$TOP/lib/libfmpl.so" 2>/dev/null && routed=1
-fi
+# The default mode runs on separate hosts (own PID namespace and /dev/shm
+# each: shm between hosts is impossible, as on real machines), its traffic
+# is checked like the ofi mode's, and every rank must report its routes,
+# naming both shm and ofi.  MH_ROUTED=0 turns the block off (FMPL then
+# meets shared namespaces, as a build without routing needed).
+routed=${MH_ROUTED:-1}
 
 # check_routes: every rank 0..N-1 printed a route line; with 2 ranks per
 # host each one has peers on its own host (shm) and on the other (ofi)
@@ -209,7 +193,7 @@ for mode in ofi default; do
         E="-x FI_PROVIDER=tcp -x FMPL_VERBOSE=1" traffic=check_routes_traffic routes=check_routes4
         export FMPL_NETNS_SHM=private
     else
-        E="-x FI_PROVIDER=tcp" traffic=report_traffic routes=ok
+        E="-x FI_PROVIDER=tcp" traffic=check_traffic routes=ok
         export FMPL_NETNS_SHM=shared
     fi
     # shellcheck disable=SC2086 # $H2 and $E are lists of words
