@@ -16,9 +16,12 @@
  * with the parent's own collectives.  Each step sends at most one signal
  * per ordered pair, and a member completes the collective only after
  * every member entered it, which keeps the two-slot signal argument of
- * signal.c valid.  The groups have no eager area (its layout is the
- * parent's): their signals carry up to 24 bytes, larger data goes as
- * point-to-point messages.
+ * signal.c valid.  Each group sets up an eager area of its own the first
+ * time a step needs one (its layout is by group rank, so it cannot borrow
+ * the parent's): up to 8 KiB then travel as one signal, a write and its
+ * record, instead of a point-to-point handshake.  The two-slot argument
+ * still holds across the areas: signal k of a pair goes to slot k & 1 of
+ * whichever area, and signal k - 2 has been read by then.
  *
  * The results stay bitwise the same on every member: the allreduce's
  * value is computed by the leaders (bitwise the same among them) and
@@ -38,6 +41,8 @@ void fmpl_hier_free(fmpl_comm_rec_t *c)
 {
     fmpl_hier_t *h = c->hier;
     if (h) {
+        fmpl_sig_eager_free(&h->node);
+        fmpl_sig_eager_free(&h->leaders);
         free(h->node.ranks);
         free(h->leaders.ranks);
         free(h->leader_of_host);
@@ -50,7 +55,7 @@ void fmpl_hier_free(fmpl_comm_rec_t *c)
 static fmpl_comm_rec_t group(int *ranks, int n, int me, int idx)
 {
     return (fmpl_comm_rec_t){ .used = 1, .size = n, .rank = me, .ranks = ranks, .idx = idx,
-                              .eager_state = -1, .hier_state = -1 };
+                              .hier_state = -1 };
 }
 
 static int build(fmpl_comm_rec_t *c)
