@@ -74,6 +74,8 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
                     fmpl_ofi_done(ctx);
             }
             n += (int)got;
+            if (got < 16)
+                return n;          /* drained: another read costs a poll() */
             continue;
         }
         if (got == -FI_EAVAIL) {
