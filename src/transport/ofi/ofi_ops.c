@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -146,14 +147,21 @@ static void *ofi_ticker(void *arg)
     return NULL;
 }
 
-/* Our own dead peer detection for waits inside the transport (an
- * injected message that never arrives reports no error): the provider's,
- * then the launcher's, as fmpl_check_peer does. */
+/* Waits inside the transport (a get, a CAS answer) last a round trip or
+ * two.  Past that the peer may be waiting for our core (more ranks than
+ * cores): give it up between polls.  Dead peers: the provider's word,
+ * then the launcher's, as fmpl_check_peer does (an injected message that
+ * never arrives reports no error). */
+#define FMPL_OFI_WAIT_SPIN 1024
 int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
 {
     unsigned long spins = 0;
     while (*pending > 0) {
-        if (fmpl_ofi_progress(o->tl) != 0 || ++spins % 4096 != 0 || peer < 0)
+        if (fmpl_ofi_progress(o->tl) != 0)
+            continue;
+        if (++spins > FMPL_OFI_WAIT_SPIN)
+            sched_yield();
+        if (spins % 4096 != 0 || peer < 0)
             continue;
         if (o->failed_peer == peer || o->tl->boot->ops->dead_rank(o->tl->boot) >= 0)
             return FMPL_ERR_PEER;
