@@ -14,13 +14,16 @@
  *             record's bytes [8, len) into the line, then stores the first
  *             word with release order, like the shm transport's FIFO
  *             notifications.  The endpoint is opened with FI_ORDER_SAW and
- *             FI_ORDER_SAS, so the message is transmitted behind every
- *             earlier put and notify to that peer; the reader applies
- *             messages in the order its receives were posted, which is the
- *             order they matched.  One transfer per notification, and no
- *             reliance on the order of bytes inside a transfer (libfabric
- *             promises none): an RMA write of the whole record could make
- *             its first word visible before the rest.
+ *             FI_ORDER_SAS, so the message is transmitted, and processed
+ *             at the target, behind every earlier put and notify to that
+ *             peer (libfabric's message order; on tcp, shm and verbs RC a
+ *             receive completes only after the data of the writes before
+ *             it is in place).  The reader applies messages in the order
+ *             its receives were posted, which is the order they matched.
+ *             One transfer per notification, and no reliance on the order
+ *             of bytes inside a transfer (libfabric promises none): an RMA
+ *             write of the whole record could make its first word visible
+ *             before the rest.
  *   put/get   fi_write / fi_read on a registered region; a put's
  *             completion decrements its fmpl_tl_comp_t.
  *   CAS       on our own lines a CPU compare-and-swap; on our line in a
