@@ -168,6 +168,10 @@ int  fmpl_ofi_cq_drain(fmpl_ofi_t *o);
 /* Wait until *pending is 0, making progress; an error (or `peer` gone)
  * ends the wait. */
 int  fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer);
+/* A post to `peer` found the provider busy (FI_EAGAIN): make progress
+ * (`locked`: the caller holds o->lock, so only read completions) before
+ * the caller tries again; FMPL_ERR_PEER once the peer is gone. */
+int  fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked);
 
 /* ofi_msg.c */
 int  fmpl_ofi_msg_open(fmpl_ofi_t *o);

@@ -59,12 +59,12 @@ void fmpl_ofi_msg_close(fmpl_ofi_t *o)
  * queue drains through completions only, never by applying more. */
 int fmpl_ofi_msg_send(fmpl_ofi_t *o, int peer, const fmpl_ofi_msg_t *m, size_t len, int locked)
 {
+    unsigned long spins = 0;
     ssize_t rc;
     while ((rc = fi_inject(o->ep, m, len, o->addr[peer])) == -FI_EAGAIN) {
-        if (locked)
-            fmpl_ofi_cq_drain(o);
-        else
-            fmpl_ofi_progress(o->tl);
+        int brc = fmpl_ofi_busy(o, peer, &spins, locked);
+        if (brc != FMPL_SUCCESS)
+            return brc;
     }
     return rc ? fmpl_ofi_error(o, (int)rc, "fi_inject", peer) : FMPL_SUCCESS;
 }

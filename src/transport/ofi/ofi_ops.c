@@ -147,26 +147,48 @@ static void *ofi_ticker(void *arg)
     return NULL;
 }
 
-/* Waits inside the transport (a get, a CAS answer) last a round trip or
- * two.  Past that the peer may be waiting for our core (more ranks than
- * cores): give it up between polls.  Dead peers: the provider's word,
- * then the launcher's, as fmpl_check_peer does (an injected message that
- * never arrives reports no error). */
+/*
+ * Waits inside the transport (a get, a CAS answer, a post the provider
+ * cannot take yet) last a round trip or two.  Past that the peer may be
+ * waiting for our core (more ranks than cores): give it up between polls.
+ * And the peer may be dead: an injected message that never arrives
+ * reports no error, and a post to a dead peer may find the provider
+ * "busy" for ever.  So ask, now and then, the provider (an operation on
+ * that peer failed) and the launcher (a rank died), as fmpl_check_peer
+ * does.
+ */
 #define FMPL_OFI_WAIT_SPIN 1024
+static int idle(fmpl_ofi_t *o, int peer, unsigned long *spins)
+{
+    if (++*spins > FMPL_OFI_WAIT_SPIN)
+        sched_yield();
+    if (*spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    if (o->failed_peer == peer || o->tl->boot->ops->dead_rank(o->tl->boot) >= 0)
+        return FMPL_ERR_PEER;
+    return FMPL_SUCCESS;
+}
+
 int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
 {
     unsigned long spins = 0;
     while (*pending > 0) {
         if (fmpl_ofi_progress(o->tl) != 0)
             continue;
-        if (++spins > FMPL_OFI_WAIT_SPIN)
-            sched_yield();
-        if (spins % 4096 != 0 || peer < 0)
-            continue;
-        if (o->failed_peer == peer || o->tl->boot->ops->dead_rank(o->tl->boot) >= 0)
-            return FMPL_ERR_PEER;
+        int rc = idle(o, peer, &spins);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
     return FMPL_SUCCESS;
+}
+
+int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
+{
+    if (locked)
+        fmpl_ofi_cq_drain(o);
+    else
+        fmpl_ofi_progress(o->tl);
+    return idle(o, peer, spins);
 }
 
 /* The first RDM provider with what we need, in the preferred order. */

@@ -1,8 +1,8 @@
 /*
  * ofi_rma.c - puts and gets over libfabric RMA.
  *
- * Every post retries on FI_EAGAIN after driving progress: a full queue
- * drains only through completions.
+ * Every post retries on FI_EAGAIN after driving progress (a full queue
+ * drains only through completions), until the peer is known to be gone.
  */
 #include <string.h>
 
@@ -25,13 +25,17 @@ int fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     uint64_t raddr = key->addr + roff, rkey = rkey_of(key);
     while (len) {
         size_t n = len < o->max_msg ? len : o->max_msg;
+        unsigned long spins = 0;
+        int brc = FMPL_SUCCESS;
         fmpl_ofi_start(comp);
         ssize_t rc;
-        while ((rc = fi_write(o->ep, s, n, NULL, o->addr[peer], raddr, rkey, comp)) == -FI_EAGAIN)
-            fmpl_ofi_progress(tl);
+        while ((rc = fi_write(o->ep, s, n, NULL, o->addr[peer], raddr, rkey, comp)) ==
+                   -FI_EAGAIN &&
+               (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
+            ;
         if (rc) {
             fmpl_ofi_done(comp);
-            return fmpl_ofi_error(o, (int)rc, "fi_write", peer);
+            return brc != FMPL_SUCCESS ? brc : fmpl_ofi_error(o, (int)rc, "fi_write", peer);
         }
         s += n;
         raddr += n;
@@ -49,13 +53,20 @@ int fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
     while (len) {
         size_t n = len < o->max_msg ? len : o->max_msg;
+        unsigned long spins = 0;
+        int brc = FMPL_SUCCESS;
         fmpl_ofi_start(&c);
         ssize_t rc;
-        while ((rc = fi_read(o->ep, d, n, NULL, o->addr[peer], raddr, rkey, &c)) == -FI_EAGAIN)
-            fmpl_ofi_progress(tl);
+        while ((rc = fi_read(o->ep, d, n, NULL, o->addr[peer], raddr, rkey, &c)) ==
+                   -FI_EAGAIN &&
+               (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
+            ;
         if (rc) {
             fmpl_ofi_done(&c);
-            fmpl_ofi_wait(o, &c.pending, peer);
+            /* the reads already posted write into dst: let them end */
+            int wrc = fmpl_ofi_wait(o, &c.pending, peer);
+            if (brc != FMPL_SUCCESS || wrc != FMPL_SUCCESS)
+                return brc != FMPL_SUCCESS ? brc : wrc;
             return fmpl_ofi_error(o, (int)rc, "fi_read", peer);
         }
         d += n;
