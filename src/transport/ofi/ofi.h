@@ -1,9 +1,24 @@
 /*
  * ofi.h - the libfabric transport (private to src/transport/ofi/).
  *
- * One FI_EP_RDM endpoint per process with FI_MSG and FI_RMA, one
- * completion queue, an address vector of every rank.  The model of
- * transport.h maps onto it so:
+ * Two FI_EP_RDM endpoints per process with FI_MSG and FI_RMA, sharing one
+ * completion queue and an address vector of every rank's two addresses:
+ * DATA carries puts, gets and the notifications ordered after them; CTL
+ * the unordered notifications (receive headers), CAS requests and their
+ * answers.  Why two: in a ping-pong each side sends the completion record
+ * of one message and right after it the header of its next receive.  On
+ * one TCP connection (tcp;ofi_rxm) those are two small segments in a row,
+ * and the kernel then acknowledges at once, inside the receiver's recv(),
+ * instead of with the reply: several microseconds on every one-way trip.
+ * On two connections each carries one segment per trip.  transport.h
+ * orders a notification only behind the puts before it; the two kinds
+ * are not ordered with respect to each other (on shm an unordered one
+ * overtakes queued ordered ones; here either may overtake the other), and
+ * no record relies on it: each record word is written by one kind only,
+ * or (signal.c's halves) rewritten only after its reader consumed it.
+ * Each kind keeps its own order: behind the puts on DATA, and on CTL
+ * together with the CASes on the same words.  The model of transport.h
+ * maps onto it so:
  *
  *   mailbox   each process keeps one area [size][nidx] x 64 B in its own
  *             memory: line (w, i) is what writer w tells us about index i.
@@ -13,15 +28,16 @@
  *             the record.  The peer's progress (ofi_msg.c) copies the
  *             record's bytes [8, len) into the line, then stores the first
  *             word with release order, like the shm transport's FIFO
- *             notifications.  The endpoint is opened with FI_ORDER_SAW and
- *             FI_ORDER_SAS, so the message is transmitted, and processed
- *             at the target, behind every earlier put and notify to that
- *             peer (libfabric's message order; on tcp, shm and verbs RC a
- *             receive completes only after the data of the writes before
- *             it is in place).  The reader applies messages in the order
- *             its receives were posted, which is the order they matched.
- *             One transfer per notification, and no reliance on the order
- *             of bytes inside a transfer (libfabric promises none): an RMA
+ *             notifications.  The endpoints are opened with FI_ORDER_SAW
+ *             and FI_ORDER_SAS, so the message is transmitted, and
+ *             processed at the target, behind every earlier put and
+ *             notify on its endpoint to that peer (libfabric's message
+ *             order; on tcp, shm and verbs RC a receive completes only
+ *             after the data of the writes before it is in place).  The
+ *             reader applies each endpoint's messages in the order its
+ *             receives were posted, which is the order they matched.  One
+ *             transfer per notification, and no reliance on the order of
+ *             bytes inside a transfer (libfabric promises none): an RMA
  *             write of the whole record could make its first word visible
  *             before the rest.
  *   put/get   fi_write / fi_read on a registered region; a put's
@@ -91,6 +107,18 @@ typedef struct fmpl_ofi_rx {
     int done;                      /* its completion came */
 } __attribute__((aligned(64))) fmpl_ofi_rx_t;
 
+/* The two endpoints (see above). */
+enum { FMPL_OFI_DATA = 0, FMPL_OFI_CTL = 1, FMPL_OFI_NEP = 2 };
+
+/* One endpoint, the peers' addresses on it and its receives for
+ * messages: posted in ring order, applied in the same order. */
+typedef struct fmpl_ofi_chan {
+    struct fid_ep *ep;
+    fi_addr_t *addr;               /* [size] */
+    fmpl_ofi_rx_t *rx;             /* [FMPL_OFI_NRECV] */
+    unsigned long posted, applied;
+} fmpl_ofi_chan_t;
+
 /* A cached registration of [base, base + len). */
 typedef struct fmpl_ofi_reg {
     uintptr_t base;
@@ -107,9 +135,8 @@ typedef struct fmpl_ofi {
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    fi_addr_t *addr;               /* [size] */
+    struct fid_cq *cq;             /* both endpoints' */
+    fmpl_ofi_chan_t ch[FMPL_OFI_NEP];
     uint8_t *mbox;                 /* [size][nidx]: line (w, i) is w's about i */
     size_t mbox_len;
     int virt_addr;                 /* FI_MR_VIRT_ADDR: remote addresses are virtual */
@@ -119,9 +146,6 @@ typedef struct fmpl_ofi {
     fmpl_ofi_reg_t reg[FMPL_OFI_NREG];
     unsigned long clock;
     int failed_peer;               /* a peer the provider reported unreachable */
-    /* messages: receives posted in ring order, applied in the same order */
-    fmpl_ofi_rx_t *rx;             /* [FMPL_OFI_NRECV] */
-    unsigned long rx_posted, rx_applied;
     /* our one outgoing CAS in flight: FMPL makes one at a time */
     uint32_t cas_cookie;
     fmpl_tl_comp_t cas;            /* pending until the answer comes */
@@ -174,10 +198,12 @@ int  fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer);
 int  fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked);
 
 /* ofi_msg.c */
-int  fmpl_ofi_msg_open(fmpl_ofi_t *o);
-void fmpl_ofi_msg_close(fmpl_ofi_t *o);
+int  fmpl_ofi_msg_open(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch);
+void fmpl_ofi_msg_close(fmpl_ofi_chan_t *ch);
+/* the receive of `ctx` on some endpoint, or NULL */
+fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx);
 int  fmpl_ofi_msg_apply(fmpl_ofi_t *o);
-int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int peer, const fmpl_ofi_msg_t *m, size_t len,
+int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
                        int locked);
 volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,

@@ -22,46 +22,57 @@
 #include "transport/ofi/ofi.h"
 
 /* Post the receives the ring lacks, in ring order. */
-static int repost(fmpl_ofi_t *o)
+static int repost(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch)
 {
-    while (o->rx_posted < o->rx_applied + FMPL_OFI_NRECV) {
-        fmpl_ofi_rx_t *rx = &o->rx[o->rx_posted % FMPL_OFI_NRECV];
+    while (ch->posted < ch->applied + FMPL_OFI_NRECV) {
+        fmpl_ofi_rx_t *rx = &ch->rx[ch->posted % FMPL_OFI_NRECV];
         rx->done = 0;
-        ssize_t rc = fi_recv(o->ep, &rx->msg, sizeof rx->msg, NULL, FI_ADDR_UNSPEC, rx);
+        ssize_t rc = fi_recv(ch->ep, &rx->msg, sizeof rx->msg, NULL, FI_ADDR_UNSPEC, rx);
         if (rc == -FI_EAGAIN)
             return FMPL_SUCCESS;   /* the next progress call tries again */
         if (rc)
             return fmpl_ofi_error(o, (int)rc, "fi_recv", -1);
-        o->rx_posted++;
+        ch->posted++;
     }
     return FMPL_SUCCESS;
 }
 
-int fmpl_ofi_msg_open(fmpl_ofi_t *o)
+int fmpl_ofi_msg_open(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch)
 {
-    if (posix_memalign((void **)&o->rx, 64, FMPL_OFI_NRECV * sizeof *o->rx) != 0) {
-        o->rx = NULL;
+    if (posix_memalign((void **)&ch->rx, 64, FMPL_OFI_NRECV * sizeof *ch->rx) != 0) {
+        ch->rx = NULL;
         return FMPL_ERR_NOMEM;
     }
-    memset(o->rx, 0, FMPL_OFI_NRECV * sizeof *o->rx);
-    o->rx_posted = o->rx_applied = 0;
-    return repost(o);
+    memset(ch->rx, 0, FMPL_OFI_NRECV * sizeof *ch->rx);
+    ch->posted = ch->applied = 0;
+    return repost(o, ch);
 }
 
 /* after the endpoint is closed: nothing posted refers to the ring then */
-void fmpl_ofi_msg_close(fmpl_ofi_t *o)
+void fmpl_ofi_msg_close(fmpl_ofi_chan_t *ch)
 {
-    free(o->rx);
-    o->rx = NULL;
+    free(ch->rx);
+    ch->rx = NULL;
+}
+
+fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx)
+{
+    fmpl_ofi_rx_t *rx = ctx;
+    for (int c = 0; c < FMPL_OFI_NEP; c++)
+        if (o->ch[c].rx && rx >= o->ch[c].rx && rx < o->ch[c].rx + FMPL_OFI_NRECV)
+            return rx;
+    return NULL;
 }
 
 /* `locked`: the caller holds o->lock (it applies messages), so a full
  * queue drains through completions only, never by applying more. */
-int fmpl_ofi_msg_send(fmpl_ofi_t *o, int peer, const fmpl_ofi_msg_t *m, size_t len, int locked)
+int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
+                      int locked)
 {
+    fmpl_ofi_chan_t *c = &o->ch[ch];
     unsigned long spins = 0;
     ssize_t rc;
-    while ((rc = fi_inject(o->ep, m, len, o->addr[peer])) == -FI_EAGAIN) {
+    while ((rc = fi_inject(c->ep, m, len, c->addr[peer])) == -FI_EAGAIN) {
         int brc = fmpl_ofi_busy(o, peer, &spins, locked);
         if (brc != FMPL_SUCCESS)
             return brc;
@@ -85,7 +96,7 @@ static void serve_cas(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
                                             &cur, m->u.cas.desired, memory_order_acq_rel,
                                             memory_order_acquire);
     a.u.old = cur;
-    fmpl_ofi_msg_send(o, m->writer, &a, FMPL_OFI_MSG_HDR + sizeof a.u.old, 1);
+    fmpl_ofi_msg_send(o, FMPL_OFI_CTL, m->writer, &a, FMPL_OFI_MSG_HDR + sizeof a.u.old, 1);
 }
 
 static void apply(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
@@ -122,16 +133,21 @@ static void apply(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
 int fmpl_ofi_msg_apply(fmpl_ofi_t *o)
 {
     int n = 0;
-    while (o->rx_applied != o->rx_posted) {
-        fmpl_ofi_rx_t *head = &o->rx[o->rx_applied % FMPL_OFI_NRECV];
-        if (!head->done)
-            break;
-        apply(o, &head->msg);
-        o->rx_applied++;
-        n++;
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        fmpl_ofi_chan_t *ch = &o->ch[c];
+        unsigned long before = ch->applied;
+        while (ch->applied != ch->posted) {
+            fmpl_ofi_rx_t *head = &ch->rx[ch->applied % FMPL_OFI_NRECV];
+            if (!head->done)
+                break;
+            apply(o, &head->msg);
+            ch->applied++;
+        }
+        if (ch->applied != before) {
+            n += (int)(ch->applied - before);
+            repost(o, ch);
+        }
     }
-    if (n)
-        repost(o);
     return n;
 }
 
@@ -144,14 +160,14 @@ volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
-    (void)flags;
     (void)comp;
     if (len < 8 || len > FMPL_OFI_REC_MAX || off % 8 || off + len > FMPL_TL_LINE)
         return FMPL_ERR_ARG;
     fmpl_ofi_msg_t m = { .kind = FMPL_OFI_MSG_NOTIFY, .off = (uint8_t)off,
                          .len = (uint8_t)len, .writer = tl->rank, .idx = (uint32_t)idx };
     memcpy(m.u.rec, rec, len);
-    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), peer, &m, FMPL_OFI_MSG_HDR + len, 0);
+    int ch = flags & FMPL_TL_NOTIFY_UNORDERED ? FMPL_OFI_CTL : FMPL_OFI_DATA;
+    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, FMPL_OFI_MSG_HDR + len, 0);
 }
 
 /* Our own lines: here.  Our line at a peer: there, by request, behind
@@ -175,7 +191,8 @@ int fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoi
         m.u.cas.expect = expect;
         m.u.cas.desired = desired;
         o->cas = (fmpl_tl_comp_t){ 1, FMPL_SUCCESS };
-        int rc = fmpl_ofi_msg_send(o, peer, &m, FMPL_OFI_MSG_HDR + sizeof m.u.cas, 0);
+        int rc = fmpl_ofi_msg_send(o, FMPL_OFI_CTL, peer, &m, FMPL_OFI_MSG_HDR + sizeof m.u.cas,
+                                   0);
         if (rc == FMPL_SUCCESS)
             rc = fmpl_ofi_wait(o, &o->cas.pending, peer);
         if (rc != FMPL_SUCCESS) {

@@ -24,10 +24,11 @@
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
 
-/* What a rank publishes in the modex: its endpoint's address. */
+/* What a rank publishes in the modex: its endpoints' addresses. */
+#define FMPL_OFI_NAME_MAX ((FMPL_BOOT_VALUE_MAX - 4 * FMPL_OFI_NEP) / FMPL_OFI_NEP)
 typedef struct ofi_card {
-    uint32_t addrlen;
-    uint8_t addr[FMPL_BOOT_VALUE_MAX - 4];
+    uint32_t addrlen[FMPL_OFI_NEP];
+    uint8_t addr[FMPL_OFI_NEP][FMPL_OFI_NAME_MAX];
 } ofi_card_t;
 
 int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
@@ -52,12 +53,6 @@ int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
     }
 }
 
-static int is_rx(const fmpl_ofi_t *o, const void *ctx)
-{
-    const fmpl_ofi_rx_t *rx = ctx;
-    return o->rx && rx >= o->rx && rx < o->rx + FMPL_OFI_NRECV;
-}
-
 /* Completions: the context of an operation is its fmpl_tl_comp_t, or
  * for a receive its slot in the ring. */
 int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
@@ -69,8 +64,9 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
         if (got > 0) {
             for (ssize_t i = 0; i < got; i++) {
                 void *ctx = ev[i].op_context;
-                if (is_rx(o, ctx))
-                    ((fmpl_ofi_rx_t *)ctx)->done = 1;
+                fmpl_ofi_rx_t *rx = fmpl_ofi_msg_rx(o, ctx);
+                if (rx)
+                    rx->done = 1;
                 else if (ctx)
                     fmpl_ofi_done(ctx);
             }
@@ -82,9 +78,9 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
         if (got == -FI_EAVAIL) {
             struct fi_cq_err_entry err = { 0 };
             if (fi_cq_readerr(o->cq, &err, 0) > 0) {
-                if (is_rx(o, err.op_context)) {
+                fmpl_ofi_rx_t *rx = fmpl_ofi_msg_rx(o, err.op_context);
+                if (rx) {
                     /* nothing came: the slot is skipped and posted again */
-                    fmpl_ofi_rx_t *rx = err.op_context;
                     if (err.err != FI_ECANCELED)
                         fmpl_ofi_error(o, err.err, "receive failed", -1);
                     rx->msg.kind = 0;
@@ -206,6 +202,24 @@ static struct fi_info *choose(struct fi_info *list)
 
 static void ofi_close(fmpl_tl_t *tl);
 
+/* One endpoint on the shared address vector and completion queue. */
+static int open_ep(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch, const char **what)
+{
+    *what = "fi_endpoint";
+    int rc = fi_endpoint(o->domain, o->info, &ch->ep, NULL);
+    if (!rc) {
+        *what = "fi_ep_bind";
+        rc = fi_ep_bind(ch->ep, &o->av->fid, 0);
+    }
+    if (!rc)
+        rc = fi_ep_bind(ch->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (!rc) {
+        *what = "fi_enable";
+        rc = fi_enable(ch->ep);
+    }
+    return rc;
+}
+
 /* auto: the provider moves data without our calls, from a thread of its own */
 static int ofi_getinfo(struct fi_info **out, int autoprog)
 {
@@ -284,7 +298,8 @@ static int ofi_open(fmpl_tl_t *tl)
         return FMPL_ERR_UNSUPPORTED;
     }
 
-    struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = (size_t)tl->size };
+    struct fi_av_attr av_attr = { .type = FI_AV_TABLE,
+                                  .count = (size_t)tl->size * FMPL_OFI_NEP };
     struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096 };
     const char *what = "fi_fabric";
     rc = fmpl_fi.fabric(in->fabric_attr, &o->fabric, NULL);
@@ -300,19 +315,9 @@ static int ofi_open(fmpl_tl_t *tl)
         what = "fi_cq_open";
         rc = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
     }
-    if (!rc) {
+    for (int c = 0; c < FMPL_OFI_NEP && !rc; c++) {
         what = "fi_endpoint";
-        rc = fi_endpoint(o->domain, in, &o->ep, NULL);
-    }
-    if (!rc) {
-        what = "fi_ep_bind";
-        rc = fi_ep_bind(o->ep, &o->av->fid, 0);
-    }
-    if (!rc)
-        rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
-    if (!rc) {
-        what = "fi_enable";
-        rc = fi_enable(o->ep);
+        rc = open_ep(o, &o->ch[c], &what);
     }
     if (rc) {
         int e = fmpl_ofi_error(o, rc, what, -1);
@@ -328,40 +333,46 @@ static int ofi_open(fmpl_tl_t *tl)
         return FMPL_ERR_NOMEM;
     }
     memset(o->mbox, 0, o->mbox_len);
-    rc = fmpl_ofi_msg_open(o);
+    for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
+        rc = fmpl_ofi_msg_open(o, &o->ch[c]);
     if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
         return rc;
     }
-    ofi_card_t card = { 0 };
-    size_t alen = sizeof card.addr;
-    rc = fi_getname(&o->ep->fid, card.addr, &alen);
-    if (rc) {
-        int e = fmpl_ofi_error(o, rc, "fi_getname", -1);
-        ofi_close(tl);
-        return e;
+    ofi_card_t card;
+    memset(&card, 0, sizeof card);
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        size_t alen = FMPL_OFI_NAME_MAX;
+        rc = fi_getname(&o->ch[c].ep->fid, card.addr[c], &alen);
+        if (rc) {
+            int e = fmpl_ofi_error(o, rc, "fi_getname", -1);
+            ofi_close(tl);
+            return e;
+        }
+        card.addrlen[c] = (uint32_t)alen;
     }
-    card.addrlen = (uint32_t)alen;
-    rc = tl->boot->ops->put(tl->boot, "ofi", &card, offsetof(ofi_card_t, addr) + alen);
+    rc = tl->boot->ops->put(tl->boot, "ofi", &card, sizeof card);
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
-    o->addr = calloc((size_t)tl->size, sizeof *o->addr);
-    if (rc == FMPL_SUCCESS && !o->addr)
-        rc = FMPL_ERR_NOMEM;
+    for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++) {
+        o->ch[c].addr = calloc((size_t)tl->size, sizeof *o->ch[c].addr);
+        if (!o->ch[c].addr)
+            rc = FMPL_ERR_NOMEM;
+    }
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
-        ofi_card_t c;
-        size_t len = sizeof c;
-        rc = tl->boot->ops->get(tl->boot, r, "ofi", &c, &len);
-        if (rc != FMPL_SUCCESS || len < offsetof(ofi_card_t, addr) + c.addrlen) {
+        ofi_card_t cd;
+        size_t len = sizeof cd;
+        rc = tl->boot->ops->get(tl->boot, r, "ofi", &cd, &len);
+        if (rc != FMPL_SUCCESS || len != sizeof cd) {
             fmpl_log_err("ofi: rank %d published no libfabric address", r);
             rc = rc ? rc : FMPL_ERR_INTERNAL;
             break;
         }
-        if (fi_av_insert(o->av, c.addr, 1, &o->addr[r], 0, NULL) != 1) {
-            fmpl_log_err("ofi: cannot reach rank %d at its address", r);
-            rc = FMPL_ERR_PEER;
-            break;
-        }
+        for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
+            if (fi_av_insert(o->av, cd.addr[c], 1, &o->ch[c].addr[r], 0, NULL) != 1) {
+                fmpl_log_err("ofi: cannot reach rank %d at its address", r);
+                rc = FMPL_ERR_PEER;
+            }
     }
     /* nobody sends before everybody can receive */
     if (rc == FMPL_SUCCESS)
@@ -391,9 +402,12 @@ static void ofi_close(fmpl_tl_t *tl)
         atomic_store_explicit(&o->stop, 1, memory_order_release);
         pthread_join(o->ticker, NULL);
     }
-    if (o->ep)
-        fi_close(&o->ep->fid);
-    fmpl_ofi_msg_close(o);
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        if (o->ch[c].ep)
+            fi_close(&o->ch[c].ep->fid);
+        fmpl_ofi_msg_close(&o->ch[c]);
+        free(o->ch[c].addr);
+    }
     fmpl_ofi_mem_cleanup(o);
     if (o->cq)
         fi_close(&o->cq->fid);
@@ -406,7 +420,6 @@ static void ofi_close(fmpl_tl_t *tl)
     if (o->info)
         fmpl_fi.freeinfo(o->info);
     free(o->mbox);
-    free(o->addr);
     pthread_mutex_destroy(&o->lock);
     free(o);
     tl->priv = NULL;

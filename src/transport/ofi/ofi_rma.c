@@ -21,6 +21,7 @@ int fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    fmpl_ofi_chan_t *d = &o->ch[FMPL_OFI_DATA];
     const uint8_t *s = src;
     uint64_t raddr = key->addr + roff, rkey = rkey_of(key);
     while (len) {
@@ -29,7 +30,7 @@ int fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
         int brc = FMPL_SUCCESS;
         fmpl_ofi_start(comp);
         ssize_t rc;
-        while ((rc = fi_write(o->ep, s, n, NULL, o->addr[peer], raddr, rkey, comp)) ==
+        while ((rc = fi_write(d->ep, s, n, NULL, d->addr[peer], raddr, rkey, comp)) ==
                    -FI_EAGAIN &&
                (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
             ;
@@ -48,6 +49,7 @@ int fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
                  uint64_t roff)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    fmpl_ofi_chan_t *g = &o->ch[FMPL_OFI_DATA];
     uint8_t *d = dst;
     uint64_t raddr = key->addr + roff, rkey = rkey_of(key);
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
@@ -57,7 +59,7 @@ int fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
         int brc = FMPL_SUCCESS;
         fmpl_ofi_start(&c);
         ssize_t rc;
-        while ((rc = fi_read(o->ep, d, n, NULL, o->addr[peer], raddr, rkey, &c)) ==
+        while ((rc = fi_read(g->ep, d, n, NULL, g->addr[peer], raddr, rkey, &c)) ==
                    -FI_EAGAIN &&
                (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
             ;
