@@ -31,7 +31,7 @@ VERSION = 0.1.0
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            openmpi-bin libopenmpi-dev valgrind \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
-           liblapack-dev libblas-dev libfabric-dev libfabric-bin
+           liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -44,7 +44,7 @@ endif
 # it (src/transport/ofi/ofi_lib.c says why).
 ifneq ($(shell pkg-config --exists libfabric 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
-OFI_SRC := $(wildcard src/transport/ofi/*.c)
+OFI_SRC := $(wildcard src/transport/ofi/*.c src/transport/route/*.c)
 OFI_LIBS := -ldl
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt

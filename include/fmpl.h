@@ -41,10 +41,17 @@
  *   FMPL_PROGRESS_THREAD=1   start a progress thread in fmpl_init() (unset:
  *                            only when a queued matrix message cannot be
  *                            pulled by its receiver; 0: never).
- *   FMPL_TRANSPORT=NAME      force a transport for every peer: "shm" (the
- *                            default, one machine) or "ofi" (libfabric:
- *                            FI_PROVIDER picks the provider, else the
- *                            first of verbs, efa, cxi, tcp, shm).
+ *   FMPL_TRANSPORT=NAME      force a transport for every peer: "shm" (one
+ *                            machine) or "ofi" (libfabric: FI_PROVIDER
+ *                            picks the provider, else the first of verbs,
+ *                            efa, cxi, tcp, shm), or "route".  Unset: shm
+ *                            when every rank is on this host, else route
+ *                            (shm to the peers on the same host, ofi to
+ *                            the others; ofi alone when no host has two
+ *                            ranks).  See fmpl_transport().
+ *   FMPL_HOSTNAME=NAME       this process's host identity (default: its
+ *                            host name): ranks with the same one share
+ *                            memory.
  *   FMPL_SHM_CMA=0           never use cross-memory attach; large messages
  *                            go through the pipelined shared buffers.
  *   FMPL_SHM_EAGER=BYTES     largest message sent through the pipelined
@@ -168,6 +175,19 @@ void fmpl_abort(int code);
  * fmpl_init. */
 int fmpl_rank(void);
 int fmpl_size(void);
+
+/* fmpl_transport - the transport serving this job: "shm" (every rank on
+ * this host), "ofi" (libfabric to every peer) or "route" (shm to the
+ * ranks on this host, libfabric to the others); NULL before fmpl_init.
+ * Only shm has the hardware broadcast (fmpl_hbcast). */
+const char *fmpl_transport(void);
+
+/* fmpl_host - the host world rank `rank` runs on, numbered 0 .. nhosts-1
+ * in order of first appearance (ranks with the same host name - or
+ * FMPL_HOSTNAME - share a host).  Stores the number of hosts in *nhosts
+ * unless it is NULL.  Returns the host number, FMPL_ERR_NOT_INIT or
+ * FMPL_ERR_RANK. */
+int fmpl_host(int rank, int *nhosts);
 
 /* fmpl_wtime - wall-clock seconds from a monotonic clock. */
 double fmpl_wtime(void);

@@ -108,6 +108,35 @@ static const struct spec selfsend_specs[] = {
     {"selfsend", 4, NULL, {"-m", "1M", NULL}},
 };
 
+/* Placement and routing: with FMPL_TEST_RANKS_PER_HOST=K the worker's
+ * every K ranks get a host of their own (test/fakehost.sh, testlib.h);
+ * the worker reads the same variable for what to expect.  "0": one host. */
+static const struct hosts_spec {
+    int np;
+    const char *k, *env;
+} hosts_specs[] = {
+    {3, "0", NULL},
+    {4, "2", NULL},                       /* route */
+    {5, "2", NULL},                       /* route, a lone rank */
+    {3, "1", NULL},                       /* ofi: one rank per host */
+    {4, "2", NOCMA},                      /* route, shm through the FIFO */
+    {2, "1", "FMPL_TRANSPORT=route"},     /* route, shm for oneself only */
+    {2, "0", "FMPL_TRANSPORT=route"},     /* route, every peer on shm */
+};
+
+START_TEST(test_hosts)
+{
+    const struct hosts_spec *h = &hosts_specs[_i];
+    const char *args[] = {NULL};
+    /* each test runs in a child of its own (Check's fork mode) */
+    if (strcmp(h->k, "0") == 0)
+        unsetenv("FMPL_TEST_RANKS_PER_HOST");
+    else
+        setenv("FMPL_TEST_RANKS_PER_HOST", h->k, 1);
+    tl_run_worker("hosts", h->np, h->env, args, JOB_TIMEOUT);
+}
+END_TEST
+
 static const struct spec progress_specs[] = {
     {"progress", 2, NULL, {NULL}},
     {"progress", 2, NOCMA, {NULL}},
@@ -339,6 +368,7 @@ static Suite *p2p_suite(void)
     ADD(cancel, cancel_specs)
     ADD(selfsend, selfsend_specs)
     ADD(progress, progress_specs)
+    ADD(hosts, hosts_specs)
     return s;
 }
 

@@ -6,7 +6,9 @@
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary), then
 #      check_p2p, check_coll and check_blacs again with FMPL_TRANSPORT=ofi
-#      (libfabric's tcp provider; check_p2p also on its shm provider);
+#      (libfabric's tcp provider; check_p2p also on its shm provider), and
+#      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
+#      host name of their own (route transport, node-leader collectives);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual);
@@ -15,6 +17,11 @@
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
 #   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
 #      FMPL) under mpirun, some of them also on the libfabric transport;
+#      then test/multihost_test.sh (steps multihost_*): the same jobs and the
+#      ScaLAPACK solve across network namespaces ("hosts") with mpirun's
+#      agent entering them, over libfabric's tcp provider and in the
+#      default mode, and a rank killed on one host.  Needs root: where the
+#      machine refuses namespaces the step FAILS (never skips);
 #   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
@@ -136,6 +143,15 @@ if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
         run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
     fi
+    # Routed: every two ranks a host of their own (test/fakehost.sh), so
+    # jobs of 3 and more ranks run on the route transport (shm inside a
+    # fake host, libfabric tcp between them) and their collectives on node
+    # leaders; 2-rank jobs share one host (shm).
+    for t in check_p2p check_coll check_blacs; do
+        [ -x "test/$t" ] || continue
+        selected "route_$t" "$@" || continue
+        run_check "route_$t" "test/$t" FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp
+    done
 fi
 
 # ---- 2. Fortran --------------------------------------------------------
@@ -222,6 +238,20 @@ if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
             run_step mpirun_ofi_mpi_fmpl 300 $MR $OFI -n 3 test/progs/mpi_fmpl
     fi
 fi
+
+# ---- 5b. several hosts: network namespaces, one mpirun job across them -------
+# test/multihost_test.sh, one step per group of its cases; it says why it
+# fails when the machine refuses namespaces (not root, no iproute2): a
+# failure, not a skip.
+for g in ofi default 3hosts kill; do
+    selected "multihost_$g" "$@" || continue
+    if ! command -v mpirun > /dev/null 2>&1 || ! command -v ip > /dev/null 2>&1; then
+        echo "=== multihost_$g: needs mpirun (openmpi-bin) and ip (iproute2): FAILED"
+        record "multihost_$g" 1
+        continue
+    fi
+    run_step "multihost_$g" 600 bash test/multihost_test.sh "$g/"
+done
 
 # ---- 6. fmpl-blacs: exports, Debian's BLACS and ScaLAPACK testers --------
 if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then

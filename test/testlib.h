@@ -409,6 +409,13 @@ static TL_UNUSED int job_argv(const char **argv, int max, int nprocs, int timeou
             for (tok = strtok_r(f, " ", &save); tok && n < max - 2; tok = strtok_r(NULL, " ", &save))
                 argv[n++] = tok;
         }
+        /* FMPL_TEST_RANKS_PER_HOST=K: every K ranks a host of their own
+         * (test/fakehost.sh), so that the job is routed */
+        const char *k = getenv("FMPL_TEST_RANKS_PER_HOST");
+        if (k && *k && n < max - 4) {
+            argv[n++] = tl_path("test/fakehost.sh");
+            argv[n++] = k;
+        }
     }
     argv[n++] = pbuf[slot];
     while (args && *args && n < max - 1)

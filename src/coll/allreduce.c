@@ -86,6 +86,32 @@ static int doubling(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
     return rc;
 }
 
+int fmpl_coll_allreduce(fmpl_comm_rec_t *c, fmpl_red_t *v)
+{
+    if (c->size == 1 || v->count == 0)
+        return FMPL_SUCCESS;
+    fmpl_hier_t *h = fmpl_hier_of(c);
+    if (h)
+        return fmpl_hier_allreduce(c, h, v);
+    size_t len = (size_t)v->count * v->esize;
+    fmpl_fold_t f;
+    fmpl_fold_init(c, &f);
+    int rc;
+    if ((rc = fmpl_red_work(v)) != FMPL_SUCCESS)
+        ;
+    else if (fmpl_direct_ok(c, len))
+        rc = direct(c, v);
+    else if (fmpl_sig_fits(c, len))
+        rc = by_signals(c, &f, v);
+    else if (len < ALLREDUCE_LARGE || v->count < c->size)
+        rc = doubling(c, &f, v);
+    else if ((rc = fmpl_fold(c, &f, v)) == FMPL_SUCCESS &&
+             (rc = fmpl_reduce_scatter(c, &f, v)) == FMPL_SUCCESS &&
+             (rc = fmpl_allgather_blocks(c, &f, v)) == FMPL_SUCCESS)
+        rc = fmpl_unfold(c, &f, v);
+    return rc;
+}
+
 int fmpl_allreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm, void *work)
 {
     fmpl_comm_rec_t *c;
@@ -93,22 +119,8 @@ int fmpl_allreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm, void 
     int rc = fmpl_red_begin(comm, buf, count, func, work, &c, &v);
     if (rc != FMPL_SUCCESS || c->size == 1 || count == 0)
         return rc;
-    size_t len = (size_t)count * v.esize;
-    fmpl_fold_t f;
-    fmpl_fold_init(c, &f);
     fmpl_enter();
-    if ((rc = fmpl_red_work(&v)) != FMPL_SUCCESS)
-        ;
-    else if (fmpl_direct_ok(c, len))
-        rc = direct(c, &v);
-    else if (fmpl_sig_fits(c, len))
-        rc = by_signals(c, &f, &v);
-    else if (len < ALLREDUCE_LARGE || count < c->size)
-        rc = doubling(c, &f, &v);
-    else if ((rc = fmpl_fold(c, &f, &v)) == FMPL_SUCCESS &&
-             (rc = fmpl_reduce_scatter(c, &f, &v)) == FMPL_SUCCESS &&
-             (rc = fmpl_allgather_blocks(c, &f, &v)) == FMPL_SUCCESS)
-        rc = fmpl_unfold(c, &f, &v);
+    rc = fmpl_coll_allreduce(c, &v);
     fmpl_leave();
     return rc;
 }

@@ -11,6 +11,9 @@
 
 int fmpl_coll_barrier(fmpl_comm_rec_t *c)
 {
+    fmpl_hier_t *h = fmpl_hier_of(c);
+    if (h)
+        return fmpl_hier_barrier(c, h);
     int n = c->size;
     for (int d = 1; d < n; d <<= 1) {
         int rc = fmpl_sig_send(c, FMPL_SIG_SYNC, (c->rank + d) % n, NULL, 0);

@@ -114,6 +114,9 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
     if (c->size == 1 || size == 0)
         return FMPL_SUCCESS;
+    fmpl_hier_t *h = fmpl_hier_of(c);
+    if (h)
+        return fmpl_hier_bcast(c, h, buf, size, root);
     if (fmpl_direct_ok(c, size)) {
         /* tiny: the root writes everybody's copy, one round */
         if (c->rank != root)

@@ -40,6 +40,8 @@ enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16
 
+struct fmpl_hier;
+
 typedef struct fmpl_comm_rec {
     int used;
     int size, rank;
@@ -49,6 +51,8 @@ typedef struct fmpl_comm_rec {
     unsigned eager_max;            /* bytes per eager slot */
     uint8_t *eager;                /* [size][2 channels][2][eager_max], peers write it */
     fmpl_tl_key_t *eager_keys;     /* every member's eager area */
+    int hier_state;                /* hier.c: 0 not decided, 1 on, -1 flat */
+    struct fmpl_hier *hier;
 } fmpl_comm_rec_t;
 
 /* comm.c */
@@ -153,5 +157,24 @@ int fmpl_coll_hw(int bcast, void *buf, size_t len, int root);
 int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root);
 int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size);
 int fmpl_coll_barrier(fmpl_comm_rec_t *c);
+int fmpl_coll_reduce(fmpl_comm_rec_t *c, fmpl_red_t *v, int root);
+int fmpl_coll_allreduce(fmpl_comm_rec_t *c, fmpl_red_t *v);
+
+/* hier.c: a communicator that spans hosts, as the members on our host
+ * (node) and one leader per host (leaders), both sharing the
+ * communicator's indices; the leaders' collective joins the nodes'. */
+typedef struct fmpl_hier {
+    fmpl_comm_rec_t node;          /* members on our host; its rank 0 leads */
+    fmpl_comm_rec_t leaders;       /* the first member of every host; rank -1
+                                      when we are not one */
+    int *leader_of_host;           /* [nhosts of the job]: index in leaders */
+} fmpl_hier_t;
+/* NULL when c lives on one host or has one member per host (flat is
+ * then as good); decided once per communicator, locally. */
+fmpl_hier_t *fmpl_hier_of(fmpl_comm_rec_t *c);
+void fmpl_hier_free(fmpl_comm_rec_t *c);
+int  fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h);
+int  fmpl_hier_bcast(fmpl_comm_rec_t *c, fmpl_hier_t *h, void *buf, size_t size, int root);
+int  fmpl_hier_allreduce(fmpl_comm_rec_t *c, fmpl_hier_t *h, fmpl_red_t *v);
 
 #endif

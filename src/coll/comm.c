@@ -36,6 +36,7 @@ void fmpl_comm_teardown(void)
     if (table)
         for (int i = 0; i < fmpl_g.max_comms; i++) {
             fmpl_sig_eager_free(&table[i]);
+            fmpl_hier_free(&table[i]);
             free(table[i].ranks);
         }
     free(table);
@@ -245,6 +246,7 @@ int fmpl_comm_free(fmpl_comm_t *comm)
         return FMPL_ERR_COMM;
     fmpl_enter();
     fmpl_sig_eager_free(c);
+    fmpl_hier_free(c);
     free(c->ranks);
     memset(c, 0, sizeof *c);
     *comm = FMPL_COMM_NULL;

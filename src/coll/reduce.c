@@ -159,6 +159,15 @@ static int rs_gather(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
     return rc != FMPL_SUCCESS ? rc : wrc;
 }
 
+int fmpl_coll_reduce(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
+{
+    if (c->size == 1 || v->count == 0)
+        return FMPL_SUCCESS;
+    if ((size_t)v->count * v->esize >= REDUCE_LARGE && v->count >= c->size)
+        return rs_gather(c, v, root);
+    return tree(c, v, root);
+}
+
 int fmpl_reduce(void *buf, int count, fmpl_op_t func, int root, fmpl_comm_t comm, void *work)
 {
     fmpl_comm_rec_t *c;
@@ -171,10 +180,7 @@ int fmpl_reduce(void *buf, int count, fmpl_op_t func, int root, fmpl_comm_t comm
     if (c->size == 1 || count == 0)
         return FMPL_SUCCESS;
     fmpl_enter();
-    if ((size_t)count * v.esize >= REDUCE_LARGE && count >= c->size)
-        rc = rs_gather(c, &v, root);
-    else
-        rc = tree(c, &v, root);
+    rc = fmpl_coll_reduce(c, &v, root);
     fmpl_leave();
     return rc;
 }

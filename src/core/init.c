@@ -46,8 +46,7 @@ static void release_all(void)
 {
     fmpl_comm_teardown();
     fmpl_coll_scratch_free();
-    if (fmpl_g.tl.priv)
-        fmpl_g.tl.ops->close(&fmpl_g.tl);
+    fmpl_tl_close(&fmpl_g.tl);
     free(fmpl_g.slots);
     fmpl_g.slots = NULL;
     if (fmpl_g.boot.ops)
@@ -80,10 +79,6 @@ int fmpl_init(int count)
     fmpl_log_info("bootstrap %s: rank %d of %d, job %s", fmpl_g.boot.ops->name,
                   fmpl_g.boot.rank, fmpl_g.boot.size, fmpl_g.boot.jobid);
 
-    /* Processes outnumbering cores must yield while waiting. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.boot.size > ncpu;
-
     /* the user's indices, then the communicators' and the halo exchanges' */
     fmpl_g.user_nidx = count;
     fmpl_g.max_comms = env_int("FMPL_MAX_COMMS", FMPL_MAX_COMMS_DEFAULT, 1, 4096);
@@ -95,20 +90,16 @@ int fmpl_init(int count)
         return FMPL_ERR_NOMEM;
     }
 
-    const fmpl_tl_ops_t *ops = fmpl_tl_select();
-    if (!ops) {
-        release_all();
-        return FMPL_ERR_ARG;
-    }
-    fmpl_g.tl = (fmpl_tl_t){ .ops = ops, .rank = fmpl_g.boot.rank,
-                             .size = fmpl_g.boot.size, .nidx = fmpl_g.nidx,
-                             .boot = &fmpl_g.boot };
-    rc = ops->open(&fmpl_g.tl);
+    fmpl_g.tl = (fmpl_tl_t){ .rank = fmpl_g.boot.rank, .size = fmpl_g.boot.size,
+                             .nidx = fmpl_g.nidx, .boot = &fmpl_g.boot };
+    rc = fmpl_tl_open(&fmpl_g.tl);
     if (rc != FMPL_SUCCESS) {
-        fmpl_g.tl.priv = NULL;
         release_all();
         return rc;
     }
+    /* Processes outnumbering this machine's cores must yield while waiting. */
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.tl.machine_ranks > ncpu;
     rc = fmpl_comm_setup();
     if (rc != FMPL_SUCCESS) {
         release_all();
@@ -167,6 +158,22 @@ void fmpl_abort(int code)
 
 int fmpl_rank(void) { return fmpl_g.initialized ? fmpl_g.boot.rank : -1; }
 int fmpl_size(void) { return fmpl_g.initialized ? fmpl_g.boot.size : -1; }
+
+const char *fmpl_transport(void)
+{
+    return fmpl_g.initialized ? fmpl_g.tl.ops->name : NULL;
+}
+
+int fmpl_host(int rank, int *nhosts)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (rank < 0 || rank >= fmpl_g.tl.size)
+        return FMPL_ERR_RANK;
+    if (nhosts)
+        *nhosts = fmpl_g.tl.nhosts;
+    return fmpl_g.tl.host[rank];
+}
 
 double fmpl_wtime(void)
 {

@@ -1,38 +1,193 @@
 /*
- * transport.c - choosing the transport, and what every transport inherits.
+ * transport.c - choosing the transports, and what every transport inherits.
  *
- * The routing decision lives here and nowhere else.  On one machine the
- * shared-memory transport serves every peer; FMPL_TRANSPORT names another
- * for all of them ("ofi": libfabric, built when libfabric is installed).
+ * The routing decision lives here and nowhere else.  Every rank publishes
+ * its host name; ranks with the same name share a host.  Then:
+ *   every rank on this host          shm for every peer (no routing cost)
+ *   ranks on several hosts           route: shm to the peers on our host,
+ *                                    ofi (libfabric) to the others; ofi
+ *                                    alone when no host has two ranks
+ *   FMPL_TRANSPORT=shm|ofi|route     that one, for every peer
+ * The decision is a function of what every rank published, so every rank
+ * makes the same one (the transports' start-ups are collective).
  */
+#define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmpl.h"
+#include "core/boot.h"
 #include "core/log.h"
 #include "transport/transport.h"
 
-const fmpl_tl_ops_t *fmpl_tl_select(void)
-{
-    static const fmpl_tl_ops_t *const all[] = { &fmpl_shm_ops,
+#define HOST_MAX 256
+
+static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops,
 #ifdef FMPL_HAVE_OFI
-                                                &fmpl_ofi_ops,
+                                                &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
-    };
-    const char *want = getenv("FMPL_TRANSPORT");
-    if (!want || !*want)
-        return all[0];
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(all[i]->name, want) == 0)
-            return all[i];
+};
+
+static const fmpl_tl_ops_t *by_name(const char *want)
+{
+    for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
+        if (strcmp(all_ops[i]->name, want) == 0)
+            return all_ops[i];
     fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm%s)", want,
 #ifdef FMPL_HAVE_OFI
-                 ", ofi"
+                 ", ofi, route"
 #else
                  ""
 #endif
     );
     return NULL;
+}
+
+/* This process's host identity: FMPL_HOSTNAME, else the host name. */
+static void my_host(char *name, size_t len)
+{
+    const char *e = getenv("FMPL_HOSTNAME");
+    if (e && *e) {
+        snprintf(name, len, "%s", e);
+        return;
+    }
+    if (gethostname(name, len - 1) != 0)
+        snprintf(name, len, "localhost");
+    name[len - 1] = '\0';
+}
+
+/* The running kernel's boot id: the same for every namespace of one
+ * machine, different on every other machine. */
+static void my_machine(char *id, size_t len)
+{
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (!f || !fgets(id, (int)len, f))
+        snprintf(id, len, "unknown");
+    if (f)
+        fclose(f);
+    id[strcspn(id, "\n")] = '\0';
+}
+
+/* host[r] for every rank, numbered in order of first appearance; and how
+ * many ranks share this machine.  Published as "host\0machine". */
+static int learn_hosts(fmpl_tl_t *tl, int **hostp)
+{
+    fmpl_boot_t *b = tl->boot;
+    char mine[HOST_MAX + 64], machine[64], (*names)[HOST_MAX] = NULL;
+    int *host = calloc((size_t)tl->size, sizeof *host);
+    if (!host)
+        return FMPL_ERR_NOMEM;
+    *hostp = host;
+    tl->nhosts = 1;
+    tl->machine_ranks = 1;
+    if (tl->size == 1)
+        return FMPL_SUCCESS;
+    my_host(mine, HOST_MAX);
+    my_machine(machine, sizeof machine);
+    size_t hl = strlen(mine) + 1;
+    memcpy(mine + hl, machine, strlen(machine) + 1);
+    int rc = b->ops->put(b, "host", mine, hl + strlen(machine) + 1);
+    if (rc == FMPL_SUCCESS)
+        rc = b->ops->fence(b);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    names = calloc((size_t)tl->size, sizeof *names);
+    if (!names)
+        return FMPL_ERR_NOMEM;
+    int n = 0;
+    tl->machine_ranks = 0;
+    for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
+        size_t len = HOST_MAX + 64;
+        char name[HOST_MAX + 64];
+        rc = b->ops->get(b, r, "host", name, &len);
+        if (rc != FMPL_SUCCESS || len < 2) {
+            fmpl_log_err("rank %d published no host name", r);
+            rc = rc ? rc : FMPL_ERR_INTERNAL;
+            break;
+        }
+        name[len - 1] = '\0';
+        size_t hl = strnlen(name, len);
+        tl->machine_ranks += hl + 1 < len && strcmp(name + hl + 1, machine) == 0;
+        name[HOST_MAX - 1] = '\0';
+        int h = 0;
+        while (h < n && strcmp(names[h], name) != 0)
+            h++;
+        if (h == n)
+            memcpy(names[n++], name, HOST_MAX);
+        host[r] = h;
+    }
+    tl->nhosts = n;
+    free(names);
+    return rc;
+}
+
+int fmpl_tl_open(fmpl_tl_t *tl)
+{
+    int *host = NULL;
+    int rc = learn_hosts(tl, &host);
+    tl->host = host;
+    if (rc != FMPL_SUCCESS) {
+        fmpl_tl_close(tl);
+        return rc;
+    }
+    int here = 0, shared = 0;      /* ranks on our host; a host with two */
+    int *count = calloc((size_t)tl->nhosts, sizeof *count);
+    if (!count) {
+        fmpl_tl_close(tl);
+        return FMPL_ERR_NOMEM;
+    }
+    for (int r = 0; r < tl->size; r++)
+        shared |= ++count[host[r]] > 1;
+    here = count[host[tl->rank]];
+    free(count);
+
+    const char *want = getenv("FMPL_TRANSPORT");
+    const fmpl_tl_ops_t *ops;
+    if (want && *want)
+        ops = by_name(want);
+    else if (tl->nhosts == 1)
+        ops = &fmpl_shm_ops;
+    else {
+#ifdef FMPL_HAVE_OFI
+        ops = shared ? &fmpl_route_ops : &fmpl_ofi_ops;
+#else
+        fmpl_log_err("the job spans %d hosts, but this FMPL was built without "
+                     "libfabric (install libfabric-dev and rebuild)", tl->nhosts);
+        ops = NULL;
+#endif
+    }
+    if (!ops) {
+        fmpl_tl_close(tl);
+        return FMPL_ERR_ARG;
+    }
+    tl->ops = ops;
+    rc = ops->open(tl);
+    if (rc != FMPL_SUCCESS) {
+        tl->priv = NULL;
+        fmpl_tl_close(tl);
+        return rc;
+    }
+#ifdef FMPL_HAVE_OFI
+    if (ops == &fmpl_route_ops)
+        fmpl_log_info("route: rank %d on host %d of %d: shm to the %d other ranks there, "
+                      "ofi to the %d elsewhere", tl->rank, host[tl->rank], tl->nhosts,
+                      here - 1, tl->size - here);
+    else
+#endif
+        fmpl_log_info("route: rank %d on host %d of %d: %s to all %d ranks", tl->rank,
+                      host[tl->rank], tl->nhosts, ops->name, tl->size);
+    return FMPL_SUCCESS;
+}
+
+void fmpl_tl_close(fmpl_tl_t *tl)
+{
+    if (tl->ops && tl->priv)
+        tl->ops->close(tl);
+    tl->priv = NULL;
+    free((int *)tl->host);
+    tl->host = NULL;
 }
 
 int fmpl_tl_unsupported_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,

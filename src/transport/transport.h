@@ -63,6 +63,8 @@
 #define FMPL_TL_CAP_HW_BCAST   (1u << 3)  /* bcast op is hardware */
 #define FMPL_TL_CAP_SELF       (1u << 4)  /* peer == self handled */
 #define FMPL_TL_CAP_GET        (1u << 5)  /* get (remote read) works */
+#define FMPL_TL_CAP_VADDR      (1u << 6)  /* a key of ordinary memory has the
+                                             buffer's virtual address in addr */
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
@@ -150,6 +152,17 @@ struct fmpl_tl {
     unsigned max_inline;           /* largest notify record */
     int rank, size, nidx;
     struct fmpl_boot *boot;
+    /* Where every rank runs: host[r] numbers rank r's host (0 .. nhosts-1,
+     * in order of first appearance); set before open. */
+    const int *host;
+    int nhosts;
+    /* ranks on this machine (the same running kernel), which several
+     * hosts may share: network namespaces, FMPL_HOSTNAME - it is what
+     * competes for our cores */
+    int machine_ranks;
+    /* Set by the route transport for its shm part: serve only the peers
+     * with host[peer] == host[rank] and leave the others alone. */
+    int host_only;
     void *priv;                    /* the transport's own state */
 };
 
@@ -170,13 +183,19 @@ int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, s
 int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
                            const fmpl_tl_key_t *, fmpl_tl_comp_t *);
 
-/* The routing decision, in one place (transport.c): which ops table serves
- * this job (FMPL_TRANSPORT overrides). */
-const fmpl_tl_ops_t *fmpl_tl_select(void);
+/* The routing decision, in one place (transport.c).  `tl` has ops == NULL
+ * and rank, size, nidx and boot set.  Collective over the job: learns
+ * every rank's host through the bootstrap (tl->host, tl->nhosts), then
+ * opens the transport that serves this job - shm when every rank is on
+ * this host, route (shm to the peers on this host, ofi to the others)
+ * when they are not, or the one FMPL_TRANSPORT names for every peer. */
+int  fmpl_tl_open(fmpl_tl_t *tl);
+void fmpl_tl_close(fmpl_tl_t *tl);
 
 extern const fmpl_tl_ops_t fmpl_shm_ops;
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
+extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */
 #endif
 
 /* Inline wrappers: the only way the upper layers touch a transport. */

@@ -339,13 +339,13 @@ bad:
 static int prog_me = -1, prog_np = -1;
 
 /* fmpl_init with a check; remembers rank and size. */
-/* The job runs on the shm transport (the default): it has the hardware
- * broadcast and strided puts; others answer fmpl_hbcast with
- * FMPL_ERR_UNSUPPORTED and send halo faces as pieces. */
+/* The job runs on the shm transport (every rank on one host): it has the
+ * hardware broadcast and strided puts; others answer fmpl_hbcast with
+ * FMPL_ERR_UNSUPPORTED and send halo faces as pieces.  After fmpl_init. */
 static PROG_UNUSED int prog_on_shm(void)
 {
-    const char *t = getenv("FMPL_TRANSPORT");
-    return !t || !*t || strcmp(t, "shm") == 0;
+    const char *t = fmpl_transport();
+    return t && strcmp(t, "shm") == 0;
 }
 
 static PROG_UNUSED void prog_deny_cma(void)

@@ -286,7 +286,10 @@ static int ofi_open(fmpl_tl_t *tl)
     struct fi_info *in = o->info;
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
-    o->next_key = ((uint64_t)(unsigned)tl->rank << 32) + 1;
+    if (o->virt_addr)
+        tl->caps |= FMPL_TL_CAP_VADDR;
+    o->next_key = 1;               /* keys are per domain, i.e. per process; small
+                                      ones fit the route transport's keys */
     o->max_msg = in->ep_attr->max_msg_size ? in->ep_attr->max_msg_size : (1u << 30);
     if (o->max_msg > (1u << 30))
         o->max_msg = 1u << 30;

@@ -147,6 +147,13 @@ typedef struct fmpl_shm {
 
 static inline fmpl_shm_t *fmpl_shm_of(fmpl_tl_t *tl) { return (fmpl_shm_t *)tl->priv; }
 
+/* Is rank r ours to serve, so that we map its segment?  Every rank is,
+ * unless the route transport gave us only the peers on our host. */
+static inline int fmpl_shm_here(const fmpl_tl_t *tl, int r)
+{
+    return !tl->host_only || tl->host[r] == tl->host[tl->rank];
+}
+
 /* address of the line `writer` writes for `reader` about `idx` */
 static inline uint8_t *fmpl_shm_line(fmpl_shm_t *s, int writer, int reader, int idx)
 {

@@ -27,7 +27,7 @@ static int shm_open_(fmpl_tl_t *tl)
     s->fd = -1;
     tl->priv = s;
     tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
-               FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST;
+               FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST;
     tl->max_inline = FMPL_SHM_REC_MAX;
 
     const char *e = getenv("FMPL_SHM_CMA");
@@ -98,7 +98,7 @@ static int shm_progress(fmpl_tl_t *tl)
             if (s->peers[r].pend)
                 n += fmpl_shm_fifo_push(s, r);
     for (int r = 0; r < tl->size; r++)
-        if (r != tl->rank)
+        if (r != tl->rank && s->peers[r].base)
             n += fmpl_shm_fifo_drain(s, r);
     return n;
 }
@@ -106,7 +106,8 @@ static int shm_progress(fmpl_tl_t *tl)
 static int shm_peer_ok(fmpl_tl_t *tl, int peer)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
-    return !(kill(s->peers[peer].pid, 0) != 0 && errno == ESRCH);
+    pid_t pid = s->peers[peer].pid;   /* 0: on another host, not ours to judge */
+    return pid <= 0 || !(kill(pid, 0) != 0 && errno == ESRCH);
 }
 
 const fmpl_tl_ops_t fmpl_shm_ops = {

@@ -192,7 +192,7 @@ int fmpl_shm_cma_probe(fmpl_shm_t *s)
     fmpl_tl_t *tl = s->tl;
     int ok = 1;
     for (int r = 0; r < tl->size; r++) {
-        if (r == tl->rank)
+        if (r == tl->rank || !fmpl_shm_here(tl, r))
             continue;
         const fmpl_shm_seg_hdr_t *h = (const fmpl_shm_seg_hdr_t *)s->peers[r].base;
         uint64_t v;

@@ -107,6 +107,9 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
             p->pid = getpid();
             continue;
         }
+        if (!fmpl_shm_here(tl, r))
+            continue;
+
         struct { int32_t pid, fd; uint64_t len; } addr;
         size_t len = sizeof addr;
         int rc = tl->boot->ops->get(tl->boot, r, "shm", &addr, &len);

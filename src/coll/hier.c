@@ -1,0 +1,178 @@
+/*
+ * hier.c - collectives of a communicator that spans hosts: node leaders.
+ *
+ * Between hosts a message costs tens of microseconds, inside one a fraction
+ * of one; so a communicator with members on several hosts, some host
+ * holding more than one, runs its barrier, broadcast and allreduce in
+ * three steps: inside each host (over shared memory), among one leader per
+ * host (the host's first member), inside each host again.  Every host
+ * then sends one message where the flat algorithms send one per member.
+ *
+ * The node and leaders groups are communicator records of their own but
+ * share the parent's indices: a pair of processes meets in at most one of
+ * the three groups (leaders live on different hosts, a node on one), and
+ * every member runs the same steps in the same order, so the per-pair
+ * sequence numbers of point-to-point messages and signals stay in step
+ * with the parent's own collectives.  Each step sends at most one signal
+ * per ordered pair, and a member completes the collective only after
+ * every member entered it, which keeps the two-slot signal argument of
+ * signal.c valid.  The groups have no eager area (its layout is the
+ * parent's): their signals carry up to 24 bytes, larger data goes as
+ * point-to-point messages.
+ *
+ * The results stay bitwise the same on every member: the allreduce's
+ * value is computed by the leaders (bitwise the same among them) and
+ * broadcast inside each host.  The order of operations is fixed by the
+ * placement, so a run on the same hosts repeats itself.
+ *
+ * The decision is local: every process knows every rank's host
+ * (fmpl_host), so the members agree without a message.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "core/log.h"
+
+void fmpl_hier_free(fmpl_comm_rec_t *c)
+{
+    fmpl_hier_t *h = c->hier;
+    if (h) {
+        free(h->node.ranks);
+        free(h->leaders.ranks);
+        free(h->leader_of_host);
+        free(h);
+    }
+    c->hier = NULL;
+    c->hier_state = 0;
+}
+
+static fmpl_comm_rec_t group(int *ranks, int n, int me, int idx)
+{
+    return (fmpl_comm_rec_t){ .used = 1, .size = n, .rank = me, .ranks = ranks, .idx = idx,
+                              .eager_state = -1, .hier_state = -1 };
+}
+
+static int build(fmpl_comm_rec_t *c)
+{
+    const fmpl_tl_t *tl = &fmpl_g.tl;
+    int nh = tl->nhosts, mine = tl->host[c->ranks[c->rank]];
+    fmpl_hier_t *h = calloc(1, sizeof *h);
+    int *count = calloc((size_t)nh, sizeof *count);
+    if (!h || !count) {
+        free(h);
+        free(count);
+        return FMPL_ERR_NOMEM;
+    }
+    int hosts = 0, crowded = 0;
+    for (int i = 0; i < c->size; i++) {
+        int k = tl->host[c->ranks[i]];
+        hosts += count[k] == 0;
+        crowded |= ++count[k] > 1;
+    }
+    if (hosts < 2 || !crowded) {   /* one host, or one member per host */
+        free(h);
+        free(count);
+        return FMPL_SUCCESS;
+    }
+    h->node.ranks = malloc((size_t)count[mine] * sizeof(int));
+    h->leaders.ranks = malloc((size_t)hosts * sizeof(int));
+    h->leader_of_host = malloc((size_t)nh * sizeof(int));
+    free(count);
+    if (!h->node.ranks || !h->leaders.ranks || !h->leader_of_host) {
+        c->hier = h;
+        fmpl_hier_free(c);
+        return FMPL_ERR_NOMEM;
+    }
+    int nn = 0, nl = 0, node_me = -1, lead_me = -1;
+    for (int k = 0; k < nh; k++)
+        h->leader_of_host[k] = -1;
+    for (int i = 0; i < c->size; i++) {
+        int w = c->ranks[i], k = tl->host[w];
+        if (h->leader_of_host[k] < 0) {
+            h->leader_of_host[k] = nl;
+            if (i == c->rank)
+                lead_me = nl;
+            h->leaders.ranks[nl++] = w;
+        }
+        if (k == mine) {
+            if (i == c->rank)
+                node_me = nn;
+            h->node.ranks[nn++] = w;
+        }
+    }
+    h->node = group(h->node.ranks, nn, node_me, c->idx);
+    h->leaders = group(h->leaders.ranks, nl, lead_me, c->idx);
+    c->hier = h;
+    c->hier_state = 1;
+    fmpl_log_info("coll: %d members on %d hosts, %d on this one: node leaders", c->size, nl,
+                  nn);
+    return FMPL_SUCCESS;
+}
+
+fmpl_hier_t *fmpl_hier_of(fmpl_comm_rec_t *c)
+{
+    if (c->hier_state == 0) {
+        c->hier_state = -1;
+        /* out of memory: flat, which needs nothing */
+        build(c);
+    }
+    return c->hier_state > 0 ? c->hier : NULL;
+}
+
+/* The members tell their leader they are in, the leaders meet, and each
+ * leader lets its members go: one signal each way per member. */
+int fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h)
+{
+    (void)c;
+    fmpl_comm_rec_t *n = &h->node;
+    int rc = FMPL_SUCCESS;
+    if (n->rank != 0) {
+        rc = fmpl_sig_send(n, FMPL_SIG_SYNC, 0, NULL, 0);
+        return rc == FMPL_SUCCESS ? fmpl_sig_wait(n, FMPL_SIG_SYNC, 0, NULL, 0) : rc;
+    }
+    for (int i = 1; i < n->size && rc == FMPL_SUCCESS; i++)
+        rc = fmpl_sig_wait(n, FMPL_SIG_SYNC, i, NULL, 0);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_coll_barrier(&h->leaders);
+    for (int i = 1; i < n->size && rc == FMPL_SUCCESS; i++)
+        rc = fmpl_sig_send(n, FMPL_SIG_SYNC, i, NULL, 0);
+    return rc;
+}
+
+/* The root's host first (from the root, so its leader has the data), then
+ * the leaders (from the root's leader), then every other host (from its
+ * leader): each process receives the message once. */
+int fmpl_hier_bcast(fmpl_comm_rec_t *c, fmpl_hier_t *h, void *buf, size_t size, int root)
+{
+    const fmpl_tl_t *tl = &fmpl_g.tl;
+    int rhost = tl->host[c->ranks[root]], mine = tl->host[c->ranks[c->rank]];
+    int rc = FMPL_SUCCESS;
+    if (rhost == mine) {
+        int nroot = 0;
+        while (h->node.ranks[nroot] != c->ranks[root])
+            nroot++;
+        rc = fmpl_coll_bcast(&h->node, buf, size, nroot);
+    }
+    if (rc == FMPL_SUCCESS && h->leaders.rank >= 0)
+        rc = fmpl_coll_bcast(&h->leaders, buf, size, h->leader_of_host[rhost]);
+    if (rc == FMPL_SUCCESS && rhost != mine)
+        rc = fmpl_coll_bcast(&h->node, buf, size, 0);
+    return rc;
+}
+
+/* Reduce inside each host to its leader, allreduce among the leaders,
+ * broadcast the result inside each host. */
+int fmpl_hier_allreduce(fmpl_comm_rec_t *c, fmpl_hier_t *h, fmpl_red_t *v)
+{
+    (void)c;
+    size_t len = (size_t)v->count * v->esize;
+    int rc = fmpl_red_work(v);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_coll_reduce(&h->node, v, 0);
+    if (rc == FMPL_SUCCESS && h->leaders.rank >= 0)
+        rc = fmpl_coll_allreduce(&h->leaders, v);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_coll_bcast(&h->node, v->buf, len, 0);
+    return rc;
+}
