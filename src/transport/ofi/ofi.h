@@ -1,30 +1,63 @@
 /*
  * ofi.h - the libfabric transport (private to src/transport/ofi/).
  *
- * One FI_EP_RDM endpoint per process with FI_RMA (and FI_ATOMIC when the
- * provider has it), one completion queue, an address vector of every
- * rank.  The model of transport.h maps onto it so:
+ * Two FI_EP_RDM endpoints per process with FI_MSG and FI_RMA, sharing one
+ * completion queue and an address vector of every rank's two addresses:
+ * DATA carries puts, gets and the notifications ordered after them; CTL
+ * the unordered notifications (receive headers), CAS requests and their
+ * answers.  Why two: in a ping-pong each side sends the completion record
+ * of one message and right after it the header of its next receive.  On
+ * one TCP connection (tcp;ofi_rxm) those are two small segments in a row,
+ * and the kernel then acknowledges at once, inside the receiver's recv(),
+ * instead of with the reply: several microseconds on every one-way trip.
+ * On two connections each carries one segment per trip.  transport.h
+ * orders a notification only behind the puts before it; the two kinds
+ * are not ordered with respect to each other (on shm an unordered one
+ * overtakes queued ordered ones; here either may overtake the other), and
+ * no record relies on it: each record word is written by one kind only,
+ * or (signal.c's halves) rewritten only after its reader consumed it.
+ * Each kind keeps its own order: behind the puts on DATA, and on CTL
+ * together with the CASes on the same words.  The model of transport.h
+ * maps onto it so:
  *
- *   mailbox   each process registers one area [size][nidx] x 64 B in its
- *             own memory: line (w, i) is what writer w tells us about
- *             index i.  We poll it with plain loads; peers write it with
- *             RMA.  Its address and key travel in the bootstrap modex.
- *   notify    two RMA writes into our line at the peer: the body, then
- *             the first word.  The endpoint is opened with write-after-
- *             write ordering (FI_ORDER_WAW), so the word lands after the
- *             body and after every earlier put to that peer: the ordered
- *             notification the p2p layer relies on.
+ *   mailbox   each process keeps one area [size][nidx] x 64 B in its own
+ *             memory: line (w, i) is what writer w tells us about index i.
+ *             We poll it with plain loads.  Only our own CPU writes it (it
+ *             is not even registered): peers reach it through messages.
+ *   notify    one message (fi_inject) to the peer: which line, offset,
+ *             the record.  The peer's progress (ofi_msg.c) copies the
+ *             record's bytes [8, len) into the line, then stores the first
+ *             word with release order, like the shm transport's FIFO
+ *             notifications.  The endpoints are opened with FI_ORDER_SAW
+ *             and FI_ORDER_SAS, so the message is transmitted, and
+ *             processed at the target, behind every earlier put and
+ *             notify on its endpoint to that peer (libfabric's message
+ *             order; on tcp, shm and verbs RC a receive completes only
+ *             after the data of the writes before it is in place).  The
+ *             reader applies each endpoint's messages in the order its
+ *             receives were posted, which is the order they matched.  One
+ *             transfer per notification, and no reliance on the order of
+ *             bytes inside a transfer (libfabric promises none): an RMA
+ *             write of the whole record could make its first word visible
+ *             before the rest.
  *   put/get   fi_write / fi_read on a registered region; a put's
  *             completion decrements its fmpl_tl_comp_t.
- *   CAS       fi_compare_atomic on the word, also for our own lines
- *             (through the provider), so that it is atomic with respect
- *             to the peers' atomics on them.
- *   progress  fi_cq_read, from every FMPL wait.  A provider that moves
- *             data on its own (FI_PROGRESS_AUTO: tcp) needs nothing more;
- *             for one with manual data progress (shm) a thread of ours
- *             reads the queue every 50 us, so a process that computes
- *             outside FMPL never holds up its peers.  The domain is
- *             thread safe in both cases.
+ *   CAS       on our own lines a CPU compare-and-swap; on our line in a
+ *             peer's mailbox a request message, which the peer's progress
+ *             answers after a CPU CAS there.  Every change to a mailbox
+ *             word is then made by its owner's CPU, in message order, so
+ *             the CASes are atomic with respect to the notifications
+ *             (provider atomics need not be atomic with respect to CPU
+ *             stores, and could overtake a notification still queued).
+ *   progress  fi_cq_read, and applying the messages that came, from every
+ *             FMPL wait.  The provider moves data on its own where it can
+ *             (FI_PROGRESS_AUTO: tcp) unless FMPL_OFI_PROGRESS=manual, but
+ *             applying messages is ours: so that a process that computes
+ *             outside FMPL (or waits in the launcher's fence in
+ *             fmpl_finalize) never holds up its peers' notifications,
+ *             CASes and, with manual progress, puts and gets, a thread of
+ *             ours calls progress when nobody else has for a whole tick.
+ *             The domain is thread safe for it.
  *
  * Keys: fmpl_tl_key_t.addr is the remote address (the buffer's address
  * with FI_MR_VIRT_ADDR, else its offset in the registered region), kind
@@ -35,6 +68,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -43,6 +77,47 @@
 
 #define FMPL_OFI_REC_MAX  32       /* largest notify record */
 #define FMPL_OFI_NREG     64       /* registration cache entries */
+#define FMPL_OFI_NRECV    256      /* receives kept posted for messages */
+
+/* Message kinds */
+enum { FMPL_OFI_MSG_NOTIFY = 1, FMPL_OFI_MSG_CAS = 2, FMPL_OFI_MSG_ANSWER = 3 };
+
+/* What peers send each other (ofi_msg.c): a notification, a CAS request
+ * on the sender's line in our mailbox, or the answer to one of ours. */
+typedef struct fmpl_ofi_msg {
+    uint8_t kind;
+    uint8_t off;                   /* NOTIFY, CAS: offset in the line */
+    uint8_t len;                   /* NOTIFY: record bytes */
+    uint8_t pad;
+    int32_t writer;                /* the sender's rank: whose line */
+    uint32_t idx;                  /* NOTIFY, CAS: the line's index */
+    uint32_t cookie;               /* CAS, ANSWER: which request */
+    union {
+        uint8_t rec[FMPL_OFI_REC_MAX];                  /* NOTIFY */
+        struct { uint64_t expect, desired; } cas;       /* CAS */
+        uint64_t old;                                   /* ANSWER */
+    } u;
+} fmpl_ofi_msg_t;
+
+#define FMPL_OFI_MSG_HDR offsetof(fmpl_ofi_msg_t, u)
+
+/* One posted receive. */
+typedef struct fmpl_ofi_rx {
+    fmpl_ofi_msg_t msg;
+    int done;                      /* its completion came */
+} __attribute__((aligned(64))) fmpl_ofi_rx_t;
+
+/* The two endpoints (see above). */
+enum { FMPL_OFI_DATA = 0, FMPL_OFI_CTL = 1, FMPL_OFI_NEP = 2 };
+
+/* One endpoint, the peers' addresses on it and its receives for
+ * messages: posted in ring order, applied in the same order. */
+typedef struct fmpl_ofi_chan {
+    struct fid_ep *ep;
+    fi_addr_t *addr;               /* [size] */
+    fmpl_ofi_rx_t *rx;             /* [FMPL_OFI_NRECV] */
+    unsigned long posted, applied;
+} fmpl_ofi_chan_t;
 
 /* A cached registration of [base, base + len). */
 typedef struct fmpl_ofi_reg {
@@ -60,14 +135,10 @@ typedef struct fmpl_ofi {
     struct fid_fabric *fabric;
     struct fid_domain *domain;
     struct fid_av *av;
-    struct fid_cq *cq;
-    struct fid_ep *ep;
-    fi_addr_t *addr;               /* [size] */
-    uint8_t *mbox;                 /* [size][nidx] lines written by peers */
+    struct fid_cq *cq;             /* both endpoints' */
+    fmpl_ofi_chan_t ch[FMPL_OFI_NEP];
+    uint8_t *mbox;                 /* [size][nidx]: line (w, i) is w's about i */
     size_t mbox_len;
-    struct fid_mr *mbox_mr;
-    uint64_t *peer_mbox;           /* [size] remote address of each peer's mailbox */
-    uint64_t *peer_key;            /* [size] and its key */
     int virt_addr;                 /* FI_MR_VIRT_ADDR: remote addresses are virtual */
     int prov_key;                  /* FI_MR_PROV_KEY: the provider picks keys */
     uint64_t next_key;             /* else ours, unique in the domain */
@@ -75,7 +146,14 @@ typedef struct fmpl_ofi {
     fmpl_ofi_reg_t reg[FMPL_OFI_NREG];
     unsigned long clock;
     int failed_peer;               /* a peer the provider reported unreachable */
-    pthread_t ticker;              /* manual progress only: see ofi_ops.c */
+    /* our one outgoing CAS in flight: FMPL makes one at a time */
+    uint32_t cas_cookie;
+    fmpl_tl_comp_t cas;            /* pending until the answer comes */
+    uint64_t cas_old;
+    /* progress: one caller at a time; the ticker steps in when idle */
+    pthread_mutex_t lock;
+    _Atomic unsigned long nprogress;
+    pthread_t ticker;
     int ticking;
     _Atomic int stop;
 } fmpl_ofi_t;
@@ -108,8 +186,36 @@ int fmpl_ofi_lib_load(void);
 /* ofi_ops.c */
 int  fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer);
 int  fmpl_ofi_progress(fmpl_tl_t *tl);
-/* Wait until *pending is 0, making progress; an error ends the wait. */
+/* Read the completion queue; receives are only marked done.  The caller
+ * holds o->lock. */
+int  fmpl_ofi_cq_drain(fmpl_ofi_t *o);
+/* Wait until *pending is 0, making progress; an error (or `peer` gone)
+ * ends the wait. */
 int  fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer);
+/* A post to `peer` found the provider busy (FI_EAGAIN): make progress
+ * (`locked`: the caller holds o->lock, so only read completions) before
+ * the caller tries again; FMPL_ERR_PEER once the peer is gone. */
+int  fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked);
+
+/* ofi_msg.c */
+int  fmpl_ofi_msg_open(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch);
+void fmpl_ofi_msg_close(fmpl_ofi_chan_t *ch);
+/* the receive of `ctx` on some endpoint, or NULL */
+fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx);
+int  fmpl_ofi_msg_apply(fmpl_ofi_t *o);
+int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
+                       int locked);
+volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx);
+int  fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
+int  fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                       uint64_t expect, uint64_t desired, uint64_t *old);
+/* where word `off` of line (writer, idx) sits in our mailbox */
+static inline _Atomic uint64_t *fmpl_ofi_word(fmpl_ofi_t *o, int writer, int idx, unsigned off)
+{
+    size_t at = ((size_t)writer * (size_t)o->tl->nidx + (size_t)idx) * FMPL_TL_LINE + off;
+    return (_Atomic uint64_t *)(void *)(o->mbox + at);
+}
 
 /* ofi_mem.c */
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
@@ -124,10 +230,5 @@ int  fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
 int  fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                   uint64_t roff);
-volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx);
-int  fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
-int  fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
-                       uint64_t expect, uint64_t desired, uint64_t *old);
 
 #endif

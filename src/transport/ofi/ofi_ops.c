@@ -9,11 +9,11 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -24,12 +24,11 @@
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
 
-/* What a rank publishes in the modex. */
+/* What a rank publishes in the modex: its endpoints' addresses. */
+#define FMPL_OFI_NAME_MAX ((FMPL_BOOT_VALUE_MAX - 4 * FMPL_OFI_NEP) / FMPL_OFI_NEP)
 typedef struct ofi_card {
-    uint64_t mbox;                 /* remote address of its mailbox */
-    uint64_t key;
-    uint32_t addrlen;
-    uint8_t addr[FMPL_BOOT_VALUE_MAX - 20];
+    uint32_t addrlen[FMPL_OFI_NEP];
+    uint8_t addr[FMPL_OFI_NEP][FMPL_OFI_NAME_MAX];
 } ofi_card_t;
 
 int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
@@ -54,32 +53,46 @@ int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
     }
 }
 
-/* Completions: the context of every operation is its fmpl_tl_comp_t. */
-int fmpl_ofi_progress(fmpl_tl_t *tl)
+/* Completions: the context of an operation is its fmpl_tl_comp_t, or
+ * for a receive its slot in the ring. */
+int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
 {
-    fmpl_ofi_t *o = fmpl_ofi_of(tl);
     struct fi_cq_entry ev[16];
     int n = 0;
     for (;;) {
         ssize_t got = fi_cq_read(o->cq, ev, 16);
         if (got > 0) {
             for (ssize_t i = 0; i < got; i++) {
-                fmpl_tl_comp_t *c = ev[i].op_context;
-                if (c)
-                    fmpl_ofi_done(c);
+                void *ctx = ev[i].op_context;
+                fmpl_ofi_rx_t *rx = fmpl_ofi_msg_rx(o, ctx);
+                if (rx)
+                    rx->done = 1;
+                else if (ctx)
+                    fmpl_ofi_done(ctx);
             }
             n += (int)got;
+            if (got < 16)
+                return n;          /* drained: another read costs a poll() */
             continue;
         }
         if (got == -FI_EAVAIL) {
             struct fi_cq_err_entry err = { 0 };
             if (fi_cq_readerr(o->cq, &err, 0) > 0) {
-                fmpl_tl_comp_t *c = err.op_context;
-                int rc = fmpl_ofi_error(o, err.err, "operation failed", -1);
-                if (c) {
-                    if (c->status == FMPL_SUCCESS)
-                        c->status = rc;
-                    fmpl_ofi_done(c);
+                fmpl_ofi_rx_t *rx = fmpl_ofi_msg_rx(o, err.op_context);
+                if (rx) {
+                    /* nothing came: the slot is skipped and posted again */
+                    if (err.err != FI_ECANCELED)
+                        fmpl_ofi_error(o, err.err, "receive failed", -1);
+                    rx->msg.kind = 0;
+                    rx->done = 1;
+                } else {
+                    fmpl_tl_comp_t *c = err.op_context;
+                    int rc = fmpl_ofi_error(o, err.err, "operation failed", -1);
+                    if (c) {
+                        if (c->status == FMPL_SUCCESS)
+                            c->status = rc;
+                        fmpl_ofi_done(c);
+                    }
                 }
                 n++;
                 continue;
@@ -89,33 +102,89 @@ int fmpl_ofi_progress(fmpl_tl_t *tl)
     }
 }
 
+/* One caller at a time (the ticker, the application's threads): the
+ * messages must be applied in order.  A caller that finds somebody else
+ * at it has nothing to do. */
+int fmpl_ofi_progress(fmpl_tl_t *tl)
+{
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    atomic_store_explicit(&o->nprogress,
+                          atomic_load_explicit(&o->nprogress, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    if (pthread_mutex_trylock(&o->lock) != 0)
+        return 0;
+    int n = fmpl_ofi_cq_drain(o);
+    n += fmpl_ofi_msg_apply(o);
+    pthread_mutex_unlock(&o->lock);
+    return n;
+}
+
 /*
- * With manual data progress, a provider moves nothing for a process that
- * is not calling it: a peer that computes, or waits in the launcher's
- * fence in fmpl_finalize, would hold up every write and atomic aimed at
- * it.  This thread calls the completion queue now and then instead.
+ * The waiting rank drives the provider itself.  When nobody has called
+ * progress for a whole tick (the process computes outside FMPL, or waits
+ * in the launcher's fence), this thread does, so the process never holds
+ * up its peers: their notifications and CASes need our progress, and with
+ * manual data progress so do their puts and gets aimed at us.  While the
+ * application waits in FMPL the thread only wakes, finds it busy, and
+ * sleeps again: a tick of 1 ms costs the spinning ranks next to nothing.
  */
-#define FMPL_OFI_TICK_NS 50000
+#define FMPL_OFI_TICK_NS 1000000
 static void *ofi_ticker(void *arg)
 {
     fmpl_ofi_t *o = arg;
     struct timespec t = { 0, FMPL_OFI_TICK_NS };
+    unsigned long seen = 0;
     while (!atomic_load_explicit(&o->stop, memory_order_acquire)) {
-        fmpl_ofi_progress(o->tl);
         nanosleep(&t, NULL);
+        if (atomic_load_explicit(&o->nprogress, memory_order_relaxed) == seen)
+            fmpl_ofi_progress(o->tl);
+        seen = atomic_load_explicit(&o->nprogress, memory_order_relaxed);
     }
     return NULL;
+}
+
+/*
+ * Waits inside the transport (a get, a CAS answer, a post the provider
+ * cannot take yet) last a round trip or two.  Past that the peer may be
+ * waiting for our core (more ranks than cores): give it up between polls.
+ * And the peer may be dead: an injected message that never arrives
+ * reports no error, and a post to a dead peer may find the provider
+ * "busy" for ever.  So ask, now and then, the provider (an operation on
+ * that peer failed) and the launcher (a rank died), as fmpl_check_peer
+ * does.
+ */
+#define FMPL_OFI_WAIT_SPIN 1024
+static int idle(fmpl_ofi_t *o, int peer, unsigned long *spins)
+{
+    if (++*spins > FMPL_OFI_WAIT_SPIN)
+        sched_yield();
+    if (*spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    if (o->failed_peer == peer || o->tl->boot->ops->dead_rank(o->tl->boot) >= 0)
+        return FMPL_ERR_PEER;
+    return FMPL_SUCCESS;
 }
 
 int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
 {
     unsigned long spins = 0;
     while (*pending > 0) {
-        if (fmpl_ofi_progress(o->tl) == 0 && ++spins % 4096 == 0 && o->failed_peer == peer &&
-            peer >= 0)
-            return FMPL_ERR_PEER;
+        if (fmpl_ofi_progress(o->tl) != 0)
+            continue;
+        int rc = idle(o, peer, &spins);
+        if (rc != FMPL_SUCCESS)
+            return rc;
     }
     return FMPL_SUCCESS;
+}
+
+int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
+{
+    if (locked)
+        fmpl_ofi_cq_drain(o);
+    else
+        fmpl_ofi_progress(o->tl);
+    return idle(o, peer, spins);
 }
 
 /* The first RDM provider with what we need, in the preferred order. */
@@ -131,34 +200,44 @@ static struct fi_info *choose(struct fi_info *list)
     return list;
 }
 
-#ifdef FI_ORDER_RMA_WAW
-#define FMPL_OFI_ORDER FI_ORDER_RMA_WAW
-#else
-#define FMPL_OFI_ORDER FI_ORDER_WAW
-#endif
-
 static void ofi_close(fmpl_tl_t *tl);
 
-/* auto: the provider moves data without our calls (a peer computing
- * outside FMPL, or waiting in the launcher's fence, holds nobody up) */
-static int ofi_getinfo(struct fi_info **out, int atomics, int autoprog)
+/* One endpoint on the shared address vector and completion queue. */
+static int open_ep(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch, const char **what)
+{
+    *what = "fi_endpoint";
+    int rc = fi_endpoint(o->domain, o->info, &ch->ep, NULL);
+    if (!rc) {
+        *what = "fi_ep_bind";
+        rc = fi_ep_bind(ch->ep, &o->av->fid, 0);
+    }
+    if (!rc)
+        rc = fi_ep_bind(ch->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
+    if (!rc) {
+        *what = "fi_enable";
+        rc = fi_enable(ch->ep);
+    }
+    return rc;
+}
+
+/* auto: the provider moves data without our calls, from a thread of its own */
+static int ofi_getinfo(struct fi_info **out, int autoprog)
 {
     struct fi_info *hints = fmpl_fi.dupinfo(NULL);
     if (!hints)
         return -FI_ENOMEM;
     hints->ep_attr->type = FI_EP_RDM;
-    hints->caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE |
-                  (atomics ? FI_ATOMIC : 0);
+    hints->caps = FI_MSG | FI_SEND | FI_RECV | FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ |
+                  FI_REMOTE_WRITE;
     hints->mode = 0;
     hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
-    /* thread safe: with manual progress our own thread drives it (below) */
+    /* thread safe: our ticker calls progress beside the application */
     hints->domain_attr->threading = FI_THREAD_SAFE;
     if (autoprog)
         hints->domain_attr->data_progress = FI_PROGRESS_AUTO;
-    /* RMA writes land in order (FI_ORDER_WAW also asks it of messages,
-     * which some providers refuse together with atomics) */
-    hints->tx_attr->msg_order = FMPL_OFI_ORDER;
-    hints->rx_attr->msg_order = FMPL_OFI_ORDER;
+    /* a notification travels behind the puts and notifications before it */
+    hints->tx_attr->msg_order = FI_ORDER_SAW | FI_ORDER_SAS;
+    hints->rx_attr->msg_order = FI_ORDER_SAW | FI_ORDER_SAS;
     int rc = fmpl_fi.getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, out);
     fmpl_fi.freeinfo(hints);
     return rc;
@@ -174,28 +253,26 @@ static int ofi_open(fmpl_tl_t *tl)
         return FMPL_ERR_NOMEM;
     o->tl = tl;
     o->failed_peer = -1;
+    pthread_mutex_init(&o->lock, NULL);
     tl->priv = o;
     tl->max_inline = FMPL_OFI_REC_MAX;
-    tl->caps = FMPL_TL_CAP_GET;
+    /* CAS is ours (ofi_msg.c): no provider atomics needed */
+    tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS;
 
     struct fi_info *list = NULL;
-    int atomics = 1, rc = -FI_ENODATA;
+    int rc = -FI_ENODATA;
     /* FMPL_OFI_PROGRESS=manual: drive the provider ourselves even where
      * it could progress on its own (its thread competes for the cores) */
     const char *pe = getenv("FMPL_OFI_PROGRESS");
     int want_auto = !(pe && strcmp(pe, "manual") == 0);
-    /* best first: atomics, then automatic progress */
-    for (int k = 0; k < 4 && rc != 0; k++) {
-        int autoprog = !(k & 1);
-        if (autoprog && !want_auto)
-            continue;
-        atomics = !(k & 2);
-        rc = ofi_getinfo(&list, atomics, autoprog);
-    }
+    for (int autoprog = want_auto; autoprog >= 0 && rc != 0; autoprog--)
+        rc = ofi_getinfo(&list, autoprog);
     if (rc != 0) {
-        fmpl_log_err("ofi: no libfabric provider with RDM endpoints, RMA and write "
-                     "ordering%s: %s", getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "",
+        fmpl_log_err("ofi: no libfabric provider with RDM endpoints, messages, RMA and "
+                     "send-after-write ordering%s: %s",
+                     getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "",
                      fmpl_fi.strerror(-rc));
+        pthread_mutex_destroy(&o->lock);
         free(o);
         tl->priv = NULL;
         return FMPL_ERR_UNSUPPORTED;
@@ -216,14 +293,16 @@ static int ofi_open(fmpl_tl_t *tl)
     o->max_msg = in->ep_attr->max_msg_size ? in->ep_attr->max_msg_size : (1u << 30);
     if (o->max_msg > (1u << 30))
         o->max_msg = 1u << 30;
-    if (in->tx_attr->inject_size < FMPL_OFI_REC_MAX) {
-        fmpl_log_err("ofi: provider %s injects only %zu bytes (need %d)",
-                     in->fabric_attr->prov_name, in->tx_attr->inject_size, FMPL_OFI_REC_MAX);
+    if (in->tx_attr->inject_size < sizeof(fmpl_ofi_msg_t)) {
+        fmpl_log_err("ofi: provider %s injects only %zu bytes (need %zu)",
+                     in->fabric_attr->prov_name, in->tx_attr->inject_size,
+                     sizeof(fmpl_ofi_msg_t));
         ofi_close(tl);
         return FMPL_ERR_UNSUPPORTED;
     }
 
-    struct fi_av_attr av_attr = { .type = FI_AV_TABLE, .count = (size_t)tl->size };
+    struct fi_av_attr av_attr = { .type = FI_AV_TABLE,
+                                  .count = (size_t)tl->size * FMPL_OFI_NEP };
     struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT, .size = 4096 };
     const char *what = "fi_fabric";
     rc = fmpl_fi.fabric(in->fabric_attr, &o->fabric, NULL);
@@ -239,32 +318,17 @@ static int ofi_open(fmpl_tl_t *tl)
         what = "fi_cq_open";
         rc = fi_cq_open(o->domain, &cq_attr, &o->cq, NULL);
     }
-    if (!rc) {
+    for (int c = 0; c < FMPL_OFI_NEP && !rc; c++) {
         what = "fi_endpoint";
-        rc = fi_endpoint(o->domain, in, &o->ep, NULL);
-    }
-    if (!rc) {
-        what = "fi_ep_bind";
-        rc = fi_ep_bind(o->ep, &o->av->fid, 0);
-    }
-    if (!rc)
-        rc = fi_ep_bind(o->ep, &o->cq->fid, FI_TRANSMIT | FI_RECV);
-    if (!rc) {
-        what = "fi_enable";
-        rc = fi_enable(o->ep);
+        rc = open_ep(o, &o->ch[c], &what);
     }
     if (rc) {
         int e = fmpl_ofi_error(o, rc, what, -1);
         ofi_close(tl);
         return e;
     }
-    if (atomics) {
-        struct fi_atomic_attr aa;
-        if (fi_query_atomic(o->domain, FI_UINT64, FI_CSWAP, &aa, FI_COMPARE_ATOMIC) == 0)
-            tl->caps |= FMPL_TL_CAP_CAS;
-    }
 
-    /* our mailbox, then the card: address, mailbox, key */
+    /* our mailbox and the receives for messages, then the card */
     o->mbox_len = (size_t)tl->size * (size_t)tl->nidx * FMPL_TL_LINE;
     if (posix_memalign((void **)&o->mbox, 4096, o->mbox_len) != 0) {
         o->mbox = NULL;
@@ -272,64 +336,62 @@ static int ofi_open(fmpl_tl_t *tl)
         return FMPL_ERR_NOMEM;
     }
     memset(o->mbox, 0, o->mbox_len);
-    ofi_card_t card = { 0 };
-    rc = fmpl_ofi_register(o, o->mbox, o->mbox_len, &o->mbox_mr, &card.key);
+    for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
+        rc = fmpl_ofi_msg_open(o, &o->ch[c]);
     if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
         return rc;
     }
-    card.mbox = o->virt_addr ? (uint64_t)(uintptr_t)o->mbox : 0;
-    size_t alen = sizeof card.addr;
-    rc = fi_getname(&o->ep->fid, card.addr, &alen);
-    if (rc) {
-        int e = fmpl_ofi_error(o, rc, "fi_getname", -1);
-        ofi_close(tl);
-        return e;
+    ofi_card_t card;
+    memset(&card, 0, sizeof card);
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        size_t alen = FMPL_OFI_NAME_MAX;
+        rc = fi_getname(&o->ch[c].ep->fid, card.addr[c], &alen);
+        if (rc) {
+            int e = fmpl_ofi_error(o, rc, "fi_getname", -1);
+            ofi_close(tl);
+            return e;
+        }
+        card.addrlen[c] = (uint32_t)alen;
     }
-    card.addrlen = (uint32_t)alen;
-    rc = tl->boot->ops->put(tl->boot, "ofi", &card, offsetof(ofi_card_t, addr) + alen);
+    rc = tl->boot->ops->put(tl->boot, "ofi", &card, sizeof card);
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
-    o->addr = calloc((size_t)tl->size, sizeof *o->addr);
-    o->peer_mbox = calloc((size_t)tl->size, sizeof *o->peer_mbox);
-    o->peer_key = calloc((size_t)tl->size, sizeof *o->peer_key);
-    if (rc == FMPL_SUCCESS && (!o->addr || !o->peer_mbox || !o->peer_key))
-        rc = FMPL_ERR_NOMEM;
+    for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++) {
+        o->ch[c].addr = calloc((size_t)tl->size, sizeof *o->ch[c].addr);
+        if (!o->ch[c].addr)
+            rc = FMPL_ERR_NOMEM;
+    }
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
-        ofi_card_t c;
-        size_t len = sizeof c;
-        rc = tl->boot->ops->get(tl->boot, r, "ofi", &c, &len);
-        if (rc != FMPL_SUCCESS || len < offsetof(ofi_card_t, addr) + c.addrlen) {
+        ofi_card_t cd;
+        size_t len = sizeof cd;
+        rc = tl->boot->ops->get(tl->boot, r, "ofi", &cd, &len);
+        if (rc != FMPL_SUCCESS || len != sizeof cd) {
             fmpl_log_err("ofi: rank %d published no libfabric address", r);
             rc = rc ? rc : FMPL_ERR_INTERNAL;
             break;
         }
-        if (fi_av_insert(o->av, c.addr, 1, &o->addr[r], 0, NULL) != 1) {
-            fmpl_log_err("ofi: cannot reach rank %d at its address", r);
-            rc = FMPL_ERR_PEER;
-            break;
-        }
-        o->peer_mbox[r] = c.mbox;
-        o->peer_key[r] = c.key;
+        for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
+            if (fi_av_insert(o->av, cd.addr[c], 1, &o->ch[c].addr[r], 0, NULL) != 1) {
+                fmpl_log_err("ofi: cannot reach rank %d at its address", r);
+                rc = FMPL_ERR_PEER;
+            }
     }
-    /* nobody writes our mailbox before everybody has one */
+    /* nobody sends before everybody can receive */
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
         return rc;
     }
-    if (in->domain_attr->data_progress != FI_PROGRESS_AUTO) {
-        if (pthread_create(&o->ticker, NULL, ofi_ticker, o) != 0) {
-            fmpl_log_err("ofi: cannot start the progress thread");
-            ofi_close(tl);
-            return FMPL_ERR_SYSTEM;
-        }
-        o->ticking = 1;
+    if (pthread_create(&o->ticker, NULL, ofi_ticker, o) != 0) {
+        fmpl_log_err("ofi: cannot start the progress thread");
+        ofi_close(tl);
+        return FMPL_ERR_SYSTEM;
     }
-    fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, CAS %s, %s progress",
+    o->ticking = 1;
+    fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, %s data progress",
                   in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
-                  tl->caps & FMPL_TL_CAP_CAS ? "on" : "off",
                   in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     return FMPL_SUCCESS;
 }
@@ -343,11 +405,13 @@ static void ofi_close(fmpl_tl_t *tl)
         atomic_store_explicit(&o->stop, 1, memory_order_release);
         pthread_join(o->ticker, NULL);
     }
-    if (o->ep)
-        fi_close(&o->ep->fid);
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        if (o->ch[c].ep)
+            fi_close(&o->ch[c].ep->fid);
+        fmpl_ofi_msg_close(&o->ch[c]);
+        free(o->ch[c].addr);
+    }
     fmpl_ofi_mem_cleanup(o);
-    if (o->mbox_mr)
-        fi_close(&o->mbox_mr->fid);
     if (o->cq)
         fi_close(&o->cq->fid);
     if (o->av)
@@ -359,9 +423,7 @@ static void ofi_close(fmpl_tl_t *tl)
     if (o->info)
         fmpl_fi.freeinfo(o->info);
     free(o->mbox);
-    free(o->addr);
-    free(o->peer_mbox);
-    free(o->peer_key);
+    pthread_mutex_destroy(&o->lock);
     free(o);
     tl->priv = NULL;
 }

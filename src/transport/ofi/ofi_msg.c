@@ -1,0 +1,208 @@
+/*
+ * ofi_msg.c - the mailbox over libfabric messages: notifications and
+ * CAS (see ofi.h for why messages rather than RMA writes).
+ *
+ * FMPL_OFI_NRECV receives stay posted, in ring order.  Untagged receives
+ * match in the order they were posted and FI_ORDER_SAS keeps each peer's
+ * messages in the order sent, so the ring holds every peer's messages in
+ * its order; completions may be reported in another order (comp_order is
+ * FI_ORDER_NONE), so a message is applied only once all those before it
+ * in the ring have been.  The ring size bounds nothing: messages that
+ * find no posted receive wait in the provider as unexpected messages.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/ofi/ofi.h"
+
+/* Post the receives the ring lacks, in ring order. */
+static int repost(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch)
+{
+    while (ch->posted < ch->applied + FMPL_OFI_NRECV) {
+        fmpl_ofi_rx_t *rx = &ch->rx[ch->posted % FMPL_OFI_NRECV];
+        rx->done = 0;
+        ssize_t rc = fi_recv(ch->ep, &rx->msg, sizeof rx->msg, NULL, FI_ADDR_UNSPEC, rx);
+        if (rc == -FI_EAGAIN)
+            return FMPL_SUCCESS;   /* the next progress call tries again */
+        if (rc)
+            return fmpl_ofi_error(o, (int)rc, "fi_recv", -1);
+        ch->posted++;
+    }
+    return FMPL_SUCCESS;
+}
+
+int fmpl_ofi_msg_open(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch)
+{
+    if (posix_memalign((void **)&ch->rx, 64, FMPL_OFI_NRECV * sizeof *ch->rx) != 0) {
+        ch->rx = NULL;
+        return FMPL_ERR_NOMEM;
+    }
+    memset(ch->rx, 0, FMPL_OFI_NRECV * sizeof *ch->rx);
+    ch->posted = ch->applied = 0;
+    return repost(o, ch);
+}
+
+/* after the endpoint is closed: nothing posted refers to the ring then */
+void fmpl_ofi_msg_close(fmpl_ofi_chan_t *ch)
+{
+    free(ch->rx);
+    ch->rx = NULL;
+}
+
+fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx)
+{
+    fmpl_ofi_rx_t *rx = ctx;
+    for (int c = 0; c < FMPL_OFI_NEP; c++)
+        if (o->ch[c].rx && rx >= o->ch[c].rx && rx < o->ch[c].rx + FMPL_OFI_NRECV)
+            return rx;
+    return NULL;
+}
+
+/* `locked`: the caller holds o->lock (it applies messages), so a full
+ * queue drains through completions only, never by applying more. */
+int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
+                      int locked)
+{
+    fmpl_ofi_chan_t *c = &o->ch[ch];
+    unsigned long spins = 0;
+    ssize_t rc;
+    while ((rc = fi_inject(c->ep, m, len, c->addr[peer])) == -FI_EAGAIN) {
+        int brc = fmpl_ofi_busy(o, peer, &spins, locked);
+        if (brc != FMPL_SUCCESS)
+            return brc;
+    }
+    return rc ? fmpl_ofi_error(o, (int)rc, "fi_inject", peer) : FMPL_SUCCESS;
+}
+
+static int line_ok(const fmpl_ofi_t *o, const fmpl_ofi_msg_t *m, unsigned len)
+{
+    return m->writer >= 0 && m->writer < o->tl->size && m->idx < (unsigned)o->tl->nidx &&
+           m->off % 8 == 0 && len >= 8 && m->off + len <= FMPL_TL_LINE;
+}
+
+/* A peer's CAS on its line in our mailbox: done here, answered. */
+static void serve_cas(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
+{
+    fmpl_ofi_msg_t a = { .kind = FMPL_OFI_MSG_ANSWER, .writer = o->tl->rank,
+                         .cookie = m->cookie };
+    uint64_t cur = m->u.cas.expect;
+    atomic_compare_exchange_strong_explicit(fmpl_ofi_word(o, m->writer, (int)m->idx, m->off),
+                                            &cur, m->u.cas.desired, memory_order_acq_rel,
+                                            memory_order_acquire);
+    a.u.old = cur;
+    fmpl_ofi_msg_send(o, FMPL_OFI_CTL, m->writer, &a, FMPL_OFI_MSG_HDR + sizeof a.u.old, 1);
+}
+
+static void apply(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
+{
+    switch (m->kind) {
+    case FMPL_OFI_MSG_NOTIFY: {
+        if (!line_ok(o, m, m->len) || m->len > FMPL_OFI_REC_MAX)
+            break;
+        _Atomic uint64_t *w = fmpl_ofi_word(o, m->writer, (int)m->idx, m->off);
+        uint64_t word;
+        memcpy(&word, m->u.rec, sizeof word);
+        /* the rest of the record, then the word that publishes it */
+        memcpy((uint8_t *)(void *)w + 8, m->u.rec + 8, m->len - 8u);
+        atomic_store_explicit(w, word, memory_order_release);
+        break;
+    }
+    case FMPL_OFI_MSG_CAS:
+        if (line_ok(o, m, 8))
+            serve_cas(o, m);
+        break;
+    case FMPL_OFI_MSG_ANSWER:
+        if (m->cookie == o->cas_cookie && o->cas.pending > 0) {
+            o->cas_old = m->u.old;
+            fmpl_ofi_done(&o->cas);
+        }
+        break;
+    default:
+        break;                     /* a failed receive: nothing came */
+    }
+}
+
+/* Apply the messages that came, in ring order, and post their receives
+ * again.  The caller holds o->lock. */
+int fmpl_ofi_msg_apply(fmpl_ofi_t *o)
+{
+    int n = 0;
+    for (int c = 0; c < FMPL_OFI_NEP; c++) {
+        fmpl_ofi_chan_t *ch = &o->ch[c];
+        unsigned long before = ch->applied;
+        while (ch->applied != ch->posted) {
+            fmpl_ofi_rx_t *head = &ch->rx[ch->applied % FMPL_OFI_NRECV];
+            if (!head->done)
+                break;
+            apply(o, &head->msg);
+            ch->applied++;
+        }
+        if (ch->applied != before) {
+            n += (int)(ch->applied - before);
+            repost(o, ch);
+        }
+    }
+    return n;
+}
+
+volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx)
+{
+    return (volatile void *)fmpl_ofi_word(fmpl_ofi_of(tl), peer, idx, 0);
+}
+
+/* One message; injected, so `comp` never counts: it is on its way. */
+int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+{
+    (void)comp;
+    if (len < 8 || len > FMPL_OFI_REC_MAX || off % 8 || off + len > FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    fmpl_ofi_msg_t m = { .kind = FMPL_OFI_MSG_NOTIFY, .off = (uint8_t)off,
+                         .len = (uint8_t)len, .writer = tl->rank, .idx = (uint32_t)idx };
+    memcpy(m.u.rec, rec, len);
+    int ch = flags & FMPL_TL_NOTIFY_UNORDERED ? FMPL_OFI_CTL : FMPL_OFI_DATA;
+    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, FMPL_OFI_MSG_HDR + len, 0);
+}
+
+/* Our own lines: here.  Our line at a peer: there, by request, behind
+ * every notification we sent it before (also to ourselves: a direct CAS
+ * could overtake our own notification still on its way). */
+int fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                      uint64_t expect, uint64_t desired, uint64_t *old)
+{
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    if (off % 8 || off + 8 > FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    uint64_t res = expect;
+    if (!outgoing) {
+        atomic_compare_exchange_strong_explicit(fmpl_ofi_word(o, peer, idx, off), &res,
+                                                desired, memory_order_acq_rel,
+                                                memory_order_acquire);
+    } else {
+        fmpl_ofi_msg_t m = { .kind = FMPL_OFI_MSG_CAS, .off = (uint8_t)off,
+                             .writer = tl->rank, .idx = (uint32_t)idx,
+                             .cookie = ++o->cas_cookie };
+        m.u.cas.expect = expect;
+        m.u.cas.desired = desired;
+        o->cas = (fmpl_tl_comp_t){ 1, FMPL_SUCCESS };
+        int rc = fmpl_ofi_msg_send(o, FMPL_OFI_CTL, peer, &m, FMPL_OFI_MSG_HDR + sizeof m.u.cas,
+                                   0);
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_ofi_wait(o, &o->cas.pending, peer);
+        if (rc != FMPL_SUCCESS) {
+            o->cas.pending = 0;    /* a late answer finds nobody waiting */
+            return rc;
+        }
+        atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
+        res = o->cas_old;
+    }
+    if (old)
+        *old = res;
+    return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+}
