@@ -136,7 +136,7 @@ typedef struct fmpl_request {
     uint32_t flags;
     void    *buf;
     size_t   size;
-    uint64_t priv[4];
+    uint64_t priv[6];
 } fmpl_request_t;
 
 /* ------------------------------------------------------------------ */

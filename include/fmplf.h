@@ -23,7 +23,7 @@
       integer, parameter :: FMPL_ERR_OP = -18
       integer, parameter :: FMPL_ERR_LIMIT = -19
       integer, parameter :: FMPL_ERR_SHAPE = -20
-      integer, parameter :: FMPL_REQUEST_WORDS = 9
+      integer, parameter :: FMPL_REQUEST_WORDS = 11
 ! communicators, collectives, halo exchange (fmpl_fortran_coll.c)
       integer, parameter :: FMPL_COMM_WORLD = 0
       integer, parameter :: FMPL_COMM_NULL = -1

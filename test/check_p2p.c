@@ -143,6 +143,34 @@ static const struct spec progress_specs[] = {
     {"progress", 3, NOCMA, {NULL}},
 };
 
+/* Registrations: more receives in flight than a cache holds, and memory
+ * freed and mapped again at the same address.  Under the ofi suites of
+ * run_tests.sh the specs without FMPL_OFI_MR_CACHE run with the cache of
+ * unused registrations (tcp, shm providers), the others with every unused
+ * registration closed at once (what hardware providers get).  k: ranks
+ * per fake host ("1": every peer off-host, so route reaches it over ofi). */
+static const struct regcache_spec {
+    int np;
+    const char *k, *env;
+    const char *args[8];
+} regcache_specs[] = {
+    {2, NULL, NULL, {NULL}},
+    {2, NULL, NOCMA, {"-r", "6", NULL}},
+    {2, NULL, "FMPL_OFI_MR_CACHE=0", {"-n", "300", NULL}},
+    {3, NULL, "FMPL_OFI_MR_CACHE=0", {"-s", "200K", NULL}},
+    {2, "1", "FMPL_TRANSPORT=route", {NULL}},
+    {2, "1", "FMPL_TRANSPORT=route FMPL_OFI_MR_CACHE=0", {"-n", "200", NULL}},
+};
+
+START_TEST(test_regcache)
+{
+    const struct regcache_spec *r = &regcache_specs[_i];
+    if (r->k)
+        setenv("FMPL_TEST_RANKS_PER_HOST", r->k, 1);
+    tl_run_worker("regcache", r->np, r->env, r->args, JOB_TIMEOUT);
+}
+END_TEST
+
 static void run_spec(const struct spec *s)
 {
     tl_run_worker(s->prog, s->np, s->env, s->args, JOB_TIMEOUT);
@@ -369,6 +397,7 @@ static Suite *p2p_suite(void)
     ADD(selfsend, selfsend_specs)
     ADD(progress, progress_specs)
     ADD(hosts, hosts_specs)
+    ADD(regcache, regcache_specs)
     return s;
 }
 

@@ -51,6 +51,8 @@ typedef struct fmpl_comm_rec {
     unsigned eager_max;            /* bytes per eager slot */
     uint8_t *eager;                /* [size][2 channels][2][eager_max], peers write it */
     fmpl_tl_key_t *eager_keys;     /* every member's eager area */
+    fmpl_tl_key_t eager_key;       /* ours, registered when eager_reg */
+    int eager_reg;
     int hier_state;                /* hier.c: 0 not decided, 1 on, -1 flat */
     struct fmpl_hier *hier;
 } fmpl_comm_rec_t;

@@ -76,6 +76,10 @@ static void halo_release(struct fmpl_halo *h)
 {
     for (int i = 0; i < h->nsend; i++)
         free(h->send[i].pack);
+    if (h->reg_array)
+        fmpl_tl_mem_dereg(&fmpl_g.tl, &h->me.array);
+    if (h->reg_landing)
+        fmpl_tl_mem_dereg(&fmpl_g.tl, &h->me.landing);
     if (h->landing)
         fmpl_g.tl.ops->mem_free(&fmpl_g.tl, h->landing);
     free(h);
@@ -177,11 +181,13 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
     fmpl_tl_t *tl = &fmpl_g.tl;
     if (!bad) {
         bad = fmpl_tl_mem_reg(tl, array, array_bytes(g), &g->array);
+        h->reg_array = bad == FMPL_SUCCESS;
         landing_offset(g, -1, -1, tl->caps, &h->landing_len);
         if (!bad && h->landing_len) {
             h->landing = tl->ops->mem_alloc(tl, h->landing_len);
             bad = h->landing ? fmpl_tl_mem_reg(tl, h->landing, h->landing_len, &g->landing)
                              : FMPL_ERR_NOMEM;
+            h->reg_landing = h->landing && bad == FMPL_SUCCESS;
         }
         g->pad = bad;
     }

@@ -56,6 +56,7 @@ struct fmpl_halo {
     fmpl_face_t send[2 * FMPL_HALO_MAXD], recv[2 * FMPL_HALO_MAXD];
     uint8_t *landing;              /* packed faces arrive here (fmpl_alloc_mem) */
     size_t landing_len;
+    int reg_array, reg_landing;    /* me.array, me.landing are registered */
     fmpl_tl_comp_t comp;
 };
 

@@ -68,8 +68,11 @@ int fmpl_sig_eager(fmpl_comm_rec_t *c)
     c->eager_keys = calloc((size_t)c->size, sizeof *c->eager_keys);
     if (c->eager_max > FMPL_SIG_MAX)
         c->eager = tl->ops->mem_alloc(tl, len);
-    int ok = all && c->eager_keys && c->eager &&
-             fmpl_tl_mem_reg(tl, c->eager, len, &all[c->rank].key) == FMPL_SUCCESS;
+    c->eager_reg = all && c->eager_keys && c->eager &&
+                   fmpl_tl_mem_reg(tl, c->eager, len, &c->eager_key) == FMPL_SUCCESS;
+    int ok = c->eager_reg;
+    if (ok)
+        all[c->rank].key = c->eager_key;
     c->eager_state = -1;
     if (all) {
         all[c->rank].ok = (uint64_t)ok;
@@ -91,6 +94,9 @@ int fmpl_sig_eager(fmpl_comm_rec_t *c)
 
 void fmpl_sig_eager_free(fmpl_comm_rec_t *c)
 {
+    if (c->eager_reg)
+        fmpl_tl_mem_dereg(&fmpl_g.tl, &c->eager_key);
+    c->eager_reg = 0;
     if (c->eager)
         fmpl_g.tl.ops->mem_free(&fmpl_g.tl, c->eager);
     free(c->eager_keys);

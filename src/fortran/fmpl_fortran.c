@@ -69,7 +69,7 @@
 #define FMPLF_API __attribute__((visibility("default")))
 
 /* include/fmplf.h repeats these values; keep both files in step. */
-#define FMPLF_REQUEST_WORDS 9
+#define FMPLF_REQUEST_WORDS 11
 _Static_assert(FMPL_REQUEST_WORDS == FMPLF_REQUEST_WORDS,
                "fmpl_request_t changed size: update FMPL_REQUEST_WORDS in include/fmplf.h");
 _Static_assert(sizeof(fmpl_request_t) <= FMPLF_REQUEST_WORDS * sizeof(int64_t),

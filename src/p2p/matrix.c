@@ -59,6 +59,7 @@ typedef struct mx_op {
     int issued;                    /* data on its way: wait for comp */
     int plain;                     /* both sides contiguous: `req` does it */
     int announced;                 /* the receiver may pull it: claim first */
+    fmpl_tl_key_t ann_key;         /* ... through this registration */
     int claimed;                   /* we won the claim (or the pull failed) */
     int posted_m;                  /* ... on a strided receive */
     int status;
@@ -67,6 +68,14 @@ typedef struct mx_op {
 } mx_op_t;
 
 static mx_op_t *heads;
+
+/* A queued send leaves: nobody reads its packed copy any more. */
+static void op_free(mx_op_t *o)
+{
+    if (o->announced)
+        fmpl_tl_mem_dereg(&fmpl_g.tl, &o->ann_key);
+    free(o);
+}
 
 int fmpl_mx_pending(void) { return heads != NULL; }
 
@@ -77,7 +86,7 @@ void fmpl_mx_forget(void)
         heads = h->next;
         while (h) {
             mx_op_t *l = h->later;
-            free(h);
+            op_free(h);
             h = l;
         }
     }
@@ -263,8 +272,12 @@ static void announce(mx_op_t *o)
     if (fmpl_tl_mem_reg(tl, (void *)o->a, nbytes(&o->s), &ann.key) != FMPL_SUCCESS)
         return;
     if (fmpl_tl_notify(tl, o->peer, ann_index(o->aux, o->seq), ann_off(o->seq), &ann,
-                       sizeof ann, FMPL_TL_NOTIFY_UNORDERED, NULL) == FMPL_SUCCESS)
+                       sizeof ann, FMPL_TL_NOTIFY_UNORDERED, NULL) == FMPL_SUCCESS) {
         o->announced = 1;
+        o->ann_key = ann.key;
+    } else {
+        fmpl_tl_mem_dereg(tl, &ann.key);
+    }
 }
 
 /* Announce the oldest MX_NSLOT sends of a pair: the older ones are done,
@@ -330,7 +343,7 @@ int fmpl_mx_progress(void)
         } else {
             *pp = o->next;
         }
-        free(o);
+        op_free(o);
         n++;
     }
     return n;
@@ -473,19 +486,15 @@ static int try_pull(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux,
     return rc == FMPL_SUCCESS;     /* else the sender writes after all */
 }
 
-int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
+/* The receive with its header `h` (the key of `a` in it when needed). */
+static int mx_recv_posted(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux,
+                          fmpl_hdr_rec_t h)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     fmpl_slot_t *sl = fmpl_slot(peer, idx);
     size_t bytes = nbytes(s);
     uint32_t seq = fmpl_seq_next(sl->recv_seq);
-    fmpl_hdr_rec_t h = { .size = bytes | fmpl_mshape_tag(s) << FMPL_HDR_SIZE_BITS };
     int contig = fmpl_mshape_contig(s), rc;
-    if (bytes > FMPL_INLINE_MAX) {
-        rc = fmpl_tl_mem_reg(tl, a, fmpl_mshape_extent(s), &h.key);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
     unsigned state = FMPL_HDR_POSTED;
     if (!contig && bytes > FMPL_INLINE_MAX) {
         mx_layout_t lay = { .word = (uint64_t)seq << 32 | 1, .ld = s->ld * s->esize };
@@ -523,4 +532,21 @@ int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
         if (rc != FMPL_SUCCESS)
             return rc;
     }
+}
+
+int fmpl_mx_recv(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    size_t bytes = nbytes(s);
+    fmpl_hdr_rec_t h = { .size = bytes | fmpl_mshape_tag(s) << FMPL_HDR_SIZE_BITS };
+    if (bytes <= FMPL_INLINE_MAX)
+        return mx_recv_posted(a, s, peer, idx, aux, h);
+    int rc = fmpl_tl_mem_reg(tl, a, fmpl_mshape_extent(s), &h.key);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    /* once it returns, the sender has written or we have read: the
+     * message is here, or failed, or the peer is gone */
+    rc = mx_recv_posted(a, s, peer, idx, aux, h);
+    fmpl_tl_mem_dereg(tl, &h.key);
+    return rc;
 }

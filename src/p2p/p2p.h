@@ -110,12 +110,29 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_SPLIT   16u     /* send: split, waiting for the receiver's part */
 #define FMPL_RF_GOT     32u     /* receive: our part of a split is copied */
 #define FMPL_RF_WATCHED 64u     /* receive: on the large-receive list */
+#define FMPL_RF_REG    128u     /* holds a registration key (priv[4..5]) */
 
 /* priv[0]: put completion; priv[1..2]: pending-send links; priv[3]: the
- * time a split send finished its own part */
+ * time a split send finished its own part; priv[4..5]: the key of the
+ * buffer's registration while a peer may use it (FMPL_RF_REG) */
 static inline double *fmpl_req_t_split(fmpl_request_t *r)
 {
     return (double *)(void *)&r->priv[3];
+}
+
+static inline fmpl_tl_key_t *fmpl_req_key(fmpl_request_t *r)
+{
+    _Static_assert(sizeof(fmpl_tl_key_t) <= 2 * sizeof r->priv[0], "key fits");
+    return (fmpl_tl_key_t *)(void *)&r->priv[4];
+}
+
+/* The request's buffer is no longer in any peer's hands. */
+static inline void fmpl_req_dereg(fmpl_request_t *r)
+{
+    if (r->flags & FMPL_RF_REG) {
+        r->flags &= ~FMPL_RF_REG;
+        fmpl_tl_mem_dereg(&fmpl_g.tl, fmpl_req_key(r));
+    }
 }
 
 static inline fmpl_tl_comp_t *fmpl_req_comp(fmpl_request_t *r)
@@ -183,7 +200,7 @@ int fmpl_p2p_send_progress(void);
 int fmpl_p2p_send_pending(void);
 void fmpl_p2p_send_forget(void);
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
-                   fmpl_tl_comp_t *comp, int *status, int *split);
+                   fmpl_tl_comp_t *comp, int *status, int *split, fmpl_tl_key_t *skey);
 int fmpl_p2p_send_start(fmpl_request_t *req, const void *buf, size_t size, int dst, int mai);
 int fmpl_p2p_send_try(fmpl_request_t *req);
 void fmpl_p2p_send_queue(fmpl_request_t *req);

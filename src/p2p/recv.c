@@ -43,13 +43,20 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
     h.word = fmpl_hdr_word(seq, blocking ? FMPL_HDR_POSTED : FMPL_HDR_POSTED_C);
     int rc = fmpl_tl_notify(tl, src, mai, FMPL_HDR_OFF, &h, sizeof h,
                             FMPL_TL_NOTIFY_UNORDERED, NULL);
-    if (rc != FMPL_SUCCESS)
+    if (rc != FMPL_SUCCESS) {
+        if (size > FMPL_INLINE_MAX)
+            fmpl_tl_mem_dereg(tl, &h.key);
         return rc;
+    }
     sl->recv_seq = seq;
     sl->recv_busy = 1;
     *req = (fmpl_request_t){ .kind = FMPL_REQ_RECV, .peer = src, .mai = mai, .seq = seq,
                              .buf = buf, .size = size,
                              .flags = blocking ? FMPL_RF_BLOCKING : 0 };
+    if (size > FMPL_INLINE_MAX) {
+        *fmpl_req_key(req) = h.key;   /* until the sender is done with buf */
+        req->flags |= FMPL_RF_REG;
+    }
     if (!blocking && size > fmpl_g.split_min && fmpl_split_ok(tl))
         fmpl_req_list_add(&watched, req, FMPL_RF_WATCHED);
     return FMPL_SUCCESS;
@@ -111,6 +118,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
+    fmpl_req_dereg(req);
     return 1;
 }
 
@@ -120,6 +128,7 @@ int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc)
     req->status = rc;
     req->flags |= FMPL_RF_DONE;
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
+    fmpl_req_dereg(req);
     return rc;
 }
 
@@ -202,6 +211,7 @@ int fmpl_cancel_irecv(fmpl_request_t *req)
         sl->recv_seq = req->seq - 1 ? req->seq - 1 : UINT32_MAX;
         sl->recv_busy = 0;
         fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
+        fmpl_req_dereg(req);
         req->kind = FMPL_REQ_NONE;
         rc = FMPL_SUCCESS;
     }

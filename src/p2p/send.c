@@ -13,10 +13,11 @@
  * completion record are written or queued (*status tells the outcome; the
  * source may be reused when comp->pending is 0).  With `split` non-NULL a
  * large message may be split: *split = 1 says the receiver is reading its
- * part and fmpl_p2p_split_done() must finish the send.
+ * part through *skey (registered: deregister it once the send is done)
+ * and split_done() must finish the send.
  */
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
-                   fmpl_tl_comp_t *comp, int *status, int *split)
+                   fmpl_tl_comp_t *comp, int *status, int *split, fmpl_tl_key_t *skey)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
@@ -49,13 +50,13 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     } else if (split && size > fmpl_g.split_min && fmpl_split_ok(tl) &&
                fmpl_split_point(size) > 0) {
         /* tell the receiver where to read its part, then write ours */
-        fmpl_tl_key_t skey;
         uint64_t sz = size;
-        rc = fmpl_tl_mem_reg(tl, (void *)buf, size, &skey);
+        int reg = fmpl_tl_mem_reg(tl, (void *)buf, size, skey);
+        rc = reg;
         if (rc == FMPL_SUCCESS) {
             rec.word = fmpl_data_word(seq, FMPL_DST_SPLIT, 0, 0);
-            memcpy(rec.inl, &skey, sizeof skey);
-            memcpy(rec.inl + sizeof skey, &sz, sizeof sz);
+            memcpy(rec.inl, skey, sizeof *skey);
+            memcpy(rec.inl + sizeof *skey, &sz, sizeof sz);
             rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, 8 + 24, 0, comp);
         }
         if (rc == FMPL_SUCCESS)
@@ -64,6 +65,9 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         *split = rc == FMPL_SUCCESS;
         if (*split)
             return 1;
+        /* a failure: the error record below ends the receiver's read */
+        if (reg == FMPL_SUCCESS)
+            fmpl_tl_mem_dereg(tl, skey);
         int32_t e = rc;
         rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
         memcpy(rec.inl, &e, sizeof e);
@@ -120,6 +124,7 @@ static void send_finish(fmpl_request_t *req)
 int fmpl_p2p_send_fail(fmpl_request_t *req, int rc)
 {
     req->status = rc;
+    fmpl_req_dereg(req);
     send_finish(req);
     return rc;
 }
@@ -204,15 +209,20 @@ int fmpl_p2p_send_try(fmpl_request_t *req)
     if (!(req->flags & FMPL_RF_ISSUED)) {
         int split = 0;
         if (!fmpl_p2p_issue(req->peer, req->mai, req->seq, req->buf, req->size, comp,
-                            &req->status, &split))
+                            &req->status, &split, fmpl_req_key(req)))
             return 0;
-        req->flags |= FMPL_RF_ISSUED | (split ? FMPL_RF_SPLIT : 0);
+        req->flags |= FMPL_RF_ISSUED | (split ? FMPL_RF_SPLIT | FMPL_RF_REG : 0);
         *fmpl_req_t_split(req) = 0;
     }
     if ((req->flags & FMPL_RF_SPLIT) && !split_done(req))
         return 0;
     if (comp->pending)
         return 0;
+    /* a put that failed on its way (the receiver's key was refused, the
+     * connection broke) fails the send */
+    if (req->status == FMPL_SUCCESS && comp->status != FMPL_SUCCESS)
+        req->status = comp->status;
+    fmpl_req_dereg(req);
     send_finish(req);
     return 1;
 }

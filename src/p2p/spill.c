@@ -101,7 +101,7 @@ int fmpl_spill_progress(void)
     for (spill_ent_t **pp = &s->head; *pp;) {
         spill_ent_t *e = *pp;
         if (!e->issued && fmpl_p2p_issue(e->dst, e->mai, e->seq, s->buf + e->off, e->size,
-                                         &e->comp, &e->status, NULL)) {
+                                         &e->comp, &e->status, NULL, NULL)) {
             e->issued = 1;
             n++;
         }

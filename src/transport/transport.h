@@ -10,6 +10,11 @@
  *
  *  - Memory is REGISTERED to obtain a key (fmpl_tl_key_t) that a peer can
  *    use as the target of writes.  Keys travel inside FMPL's own headers.
+ *    Every successful mem_reg is matched by one mem_dereg once no peer
+ *    uses the key any more (the operation that sent it has completed):
+ *    until then the transport keeps the registration; after it may drop
+ *    it, or cache it if memory freed and mapped again at the same address
+ *    is still reached correctly through it.
  *
  *  - PUT writes local bytes into a peer's registered memory: contiguous,
  *    block-stride (a 2-D array: nblk blocks of blklen bytes, strides on
@@ -113,6 +118,7 @@ typedef struct fmpl_tl_ops {
 
     /* memory */
     int  (*mem_reg)(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+    void (*mem_dereg)(fmpl_tl_t *tl, const fmpl_tl_key_t *key);   /* mem_reg's key */
     void *(*mem_alloc)(fmpl_tl_t *tl, size_t len);   /* memory peers write directly */
     int  (*mem_free)(fmpl_tl_t *tl, void *p);
 
@@ -215,5 +221,7 @@ static inline int fmpl_tl_progress(fmpl_tl_t *tl)
 { return tl->ops->progress(tl); }
 static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *k)
 { return tl->ops->mem_reg(tl, addr, len, k); }
+static inline void fmpl_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *k)
+{ tl->ops->mem_dereg(tl, k); }
 
 #endif

@@ -76,7 +76,7 @@
 #include "transport/transport.h"
 
 #define FMPL_OFI_REC_MAX  32       /* largest notify record */
-#define FMPL_OFI_NREG     64       /* registration cache entries */
+#define FMPL_OFI_NREG     64       /* unused registrations kept at most */
 #define FMPL_OFI_NRECV    256      /* receives kept posted for messages */
 
 /* Message kinds */
@@ -119,13 +119,14 @@ typedef struct fmpl_ofi_chan {
     unsigned long posted, applied;
 } fmpl_ofi_chan_t;
 
-/* A cached registration of [base, base + len). */
+/* A registration of [base, base + len) (ofi_mem.c). */
 typedef struct fmpl_ofi_reg {
     uintptr_t base;
     size_t len;
     struct fid_mr *mr;
     uint64_t key;
     unsigned long used;            /* last use, for eviction */
+    unsigned refs;                 /* keys handed out and not yet deregistered */
     int allocated;                 /* from mem_alloc: ours to free, never evicted */
 } fmpl_ofi_reg_t;
 
@@ -143,7 +144,9 @@ typedef struct fmpl_ofi {
     int prov_key;                  /* FI_MR_PROV_KEY: the provider picks keys */
     uint64_t next_key;             /* else ours, unique in the domain */
     size_t max_msg;                /* largest single transfer */
-    fmpl_ofi_reg_t reg[FMPL_OFI_NREG];
+    fmpl_ofi_reg_t *reg;           /* [nreg] registrations, [cap] room */
+    int nreg, cap;
+    int cache_idle;                /* keep unused registrations (see ofi_mem.c) */
     unsigned long clock;
     int failed_peer;               /* a peer the provider reported unreachable */
     /* our one outgoing CAS in flight: FMPL makes one at a time */
@@ -219,6 +222,9 @@ static inline _Atomic uint64_t *fmpl_ofi_word(fmpl_ofi_t *o, int writer, int idx
 
 /* ofi_mem.c */
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
+/* decide o->cache_idle for the chosen provider */
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, const char *prov_name);
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p);
 int  fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,

@@ -1,10 +1,29 @@
 /*
- * ofi_mem.c - registration keys for the libfabric transport.
+ * ofi_mem.c - registrations for the libfabric transport.
  *
- * Registering costs a system call (and pins pages on RDMA hardware), so
- * registrations are cached: a buffer inside a cached region reuses it.
- * The cache is small and evicts the least recently used user region when
- * full; fmpl_alloc_mem memory stays registered until it is freed.
+ * A key handed out by mem_reg stays valid until its mem_dereg: a peer may
+ * be writing into the buffer or reading from it all that time, so a
+ * registration with references is never closed or evicted, however many
+ * there are (a rank may post hundreds of receives before their sends
+ * come).  A buffer inside a registration already open shares it: its
+ * pages are mapped for as long as the owner of that registration uses it.
+ *
+ * What happens to a registration whose last key is deregistered depends
+ * on what the provider does with memory:
+ *   - tcp, sockets, udp and shm treat a registration as an address range
+ *     and a protection key, and reach the memory through its virtual
+ *     address at the time of each transfer.  Memory freed and mapped
+ *     again at the same address is then reached correctly through the old
+ *     registration, so FMPL caches up to FMPL_OFI_NREG unused ones (least
+ *     recently used out first): registering costs a system call.
+ *   - Hardware providers (verbs, efa, cxi, ...) pin the pages a
+ *     registration covered when it was made.  A cached registration of
+ *     memory the application has since freed would read and write the old
+ *     pages.  FMPL closes those at once and leaves caching to the provider,
+ *     whose own cache watches for freed memory (libfabric's memory monitor,
+ *     FI_MR_CACHE_MONITOR).
+ * FMPL_OFI_MR_CACHE=0 or 1 overrides the choice.
+ * fmpl_alloc_mem memory stays registered until it is freed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +34,21 @@
 #include "fmpl.h"
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
+
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, const char *prov_name)
+{
+    static const char *const soft[] = { "tcp", "sockets", "udp", "shm" };
+    o->cache_idle = 1;
+    /* "tcp;ofi_rxm": the core provider comes first */
+    size_t n = strcspn(prov_name, ";");
+    int known = 0;
+    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
+        known |= strlen(soft[i]) == n && strncmp(prov_name, soft[i], n) == 0;
+    o->cache_idle = known;
+    const char *e = getenv("FMPL_OFI_MR_CACHE");
+    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
+        o->cache_idle = e[0] == '1';
+}
 
 int fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,
                       uint64_t *key)
@@ -38,93 +72,151 @@ static void to_key(const fmpl_ofi_t *o, const fmpl_ofi_reg_t *r, const void *add
     key->id = (uint32_t)(r->key >> 32);
 }
 
+/* Close registration i and take it out of the table (order is free). */
+static void drop(fmpl_ofi_t *o, int i)
+{
+    fmpl_ofi_reg_t *r = &o->reg[i];
+    if (r->mr)
+        fi_close(&r->mr->fid);
+    if (r->allocated)
+        free((void *)r->base);
+    o->reg[i] = o->reg[--o->nreg];
+}
+
+/* A free entry at the end of the table, or NULL. */
+static fmpl_ofi_reg_t *grow(fmpl_ofi_t *o)
+{
+    if (o->nreg == o->cap) {
+        int cap = o->cap ? 2 * o->cap : FMPL_OFI_NREG;
+        fmpl_ofi_reg_t *n = realloc(o->reg, (size_t)cap * sizeof *n);
+        if (!n)
+            return NULL;
+        o->reg = n;
+        o->cap = cap;
+    }
+    fmpl_ofi_reg_t *r = &o->reg[o->nreg];
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+/* Keep at most FMPL_OFI_NREG unused registrations: close the least
+ * recently used beyond that. */
+static void trim(fmpl_ofi_t *o)
+{
+    for (;;) {
+        int idle = 0, lru = -1;
+        for (int i = 0; i < o->nreg; i++) {
+            const fmpl_ofi_reg_t *r = &o->reg[i];
+            if (r->refs || r->allocated)
+                continue;
+            idle++;
+            if (lru < 0 || r->used < o->reg[lru].used)
+                lru = i;
+        }
+        if (idle <= FMPL_OFI_NREG)
+            return;
+        drop(o, lru);
+    }
+}
+
 int fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     uintptr_t a = (uintptr_t)addr;
-    fmpl_ofi_reg_t *victim = NULL;
-    for (int i = 0; i < FMPL_OFI_NREG; i++) {
+    for (int i = 0; i < o->nreg; i++) {
         fmpl_ofi_reg_t *r = &o->reg[i];
-        if (r->mr && a >= r->base && a + len <= r->base + r->len) {
+        if (a >= r->base && a + len <= r->base + r->len) {
+            r->refs++;
             r->used = ++o->clock;
             to_key(o, r, addr, key);
             return FMPL_SUCCESS;
         }
-        if (!r->allocated && (!victim || !r->mr || (victim->mr && r->used < victim->used)))
-            victim = r;
     }
-    if (!victim) {
-        fmpl_log_err("ofi: every registration slot holds fmpl_alloc_mem memory");
+    fmpl_ofi_reg_t *r = grow(o);
+    if (!r)
         return FMPL_ERR_NOMEM;
-    }
-    if (victim->mr)
-        fi_close(&victim->mr->fid);
-    memset(victim, 0, sizeof *victim);
     /* whole pages: neighbouring buffers then share the registration */
     uintptr_t base = a & ~(uintptr_t)4095, end = (a + len + 4095) & ~(uintptr_t)4095;
-    int rc = fmpl_ofi_register(o, (void *)base, end - base, &victim->mr, &victim->key);
-    if (rc != FMPL_SUCCESS) {
-        victim->mr = NULL;
+    int rc = fmpl_ofi_register(o, (void *)base, end - base, &r->mr, &r->key);
+    if (rc != FMPL_SUCCESS)
         return rc;
-    }
-    victim->base = base;
-    victim->len = end - base;
-    victim->used = ++o->clock;
-    to_key(o, victim, addr, key);
+    r->base = base;
+    r->len = end - base;
+    r->refs = 1;
+    r->used = ++o->clock;
+    o->nreg++;
+    to_key(o, r, addr, key);
+    trim(o);
     return FMPL_SUCCESS;
+}
+
+void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+{
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    uint64_t k = (uint64_t)key->kind | (uint64_t)key->id << 32;
+    for (int i = 0; i < o->nreg; i++) {
+        fmpl_ofi_reg_t *r = &o->reg[i];
+        if (r->key != k || r->refs == 0)
+            continue;
+        if (--r->refs == 0 && !r->allocated) {
+            if (o->cache_idle)
+                trim(o);
+            else
+                drop(o, i);
+        }
+        return;
+    }
+    fmpl_log_err("ofi: internal: deregistration of key 0x%llx, which is not registered",
+                 (unsigned long long)k);
 }
 
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    for (int i = 0; i < FMPL_OFI_NREG; i++) {
-        fmpl_ofi_reg_t *r = &o->reg[i];
-        if (r->allocated)
-            continue;
-        void *p = NULL;
-        size_t n = (len + 4095) & ~(size_t)4095;
-        if (posix_memalign(&p, 4096, n ? n : 4096) != 0)
-            return NULL;
-        if (r->mr)
-            fi_close(&r->mr->fid);
-        memset(r, 0, sizeof *r);
-        if (fmpl_ofi_register(o, p, n ? n : 4096, &r->mr, &r->key) != FMPL_SUCCESS) {
-            r->mr = NULL;
-            free(p);
-            return NULL;
-        }
-        r->base = (uintptr_t)p;
-        r->len = n ? n : 4096;
-        r->allocated = 1;
-        r->used = ++o->clock;
-        return p;
+    fmpl_ofi_reg_t *r = grow(o);
+    if (!r)
+        return NULL;
+    void *p = NULL;
+    size_t n = (len + 4095) & ~(size_t)4095;
+    if (!n)
+        n = 4096;
+    if (posix_memalign(&p, 4096, n) != 0)
+        return NULL;
+    if (fmpl_ofi_register(o, p, n, &r->mr, &r->key) != FMPL_SUCCESS) {
+        free(p);
+        return NULL;
     }
-    return NULL;
+    r->base = (uintptr_t)p;
+    r->len = n;
+    r->allocated = 1;
+    r->used = ++o->clock;
+    o->nreg++;
+    return p;
 }
 
 int fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    for (int i = 0; i < FMPL_OFI_NREG; i++) {
-        fmpl_ofi_reg_t *r = &o->reg[i];
-        if (r->allocated && r->base == (uintptr_t)p) {
-            fi_close(&r->mr->fid);
-            free(p);
-            memset(r, 0, sizeof *r);
+    for (int i = 0; i < o->nreg; i++)
+        if (o->reg[i].allocated && o->reg[i].base == (uintptr_t)p) {
+            drop(o, i);
             return FMPL_SUCCESS;
         }
-    }
     return FMPL_ERR_ARG;
 }
 
 void fmpl_ofi_mem_cleanup(fmpl_ofi_t *o)
 {
-    for (int i = 0; i < FMPL_OFI_NREG; i++) {
-        fmpl_ofi_reg_t *r = &o->reg[i];
-        if (r->mr)
-            fi_close(&r->mr->fid);
-        if (r->allocated)
-            free((void *)r->base);
-        memset(r, 0, sizeof *r);
-    }
+    int held = 0;
+    for (int i = 0; i < o->nreg; i++)
+        held += o->reg[i].refs > 0 && !o->reg[i].allocated;
+    /* requests the application never waited for keep theirs; anything
+     * else is a missing mem_dereg */
+    if (held)
+        fmpl_log_info("ofi: %d registrations still in use at close", held);
+    while (o->nreg)
+        drop(o, o->nreg - 1);
+    free(o->reg);
+    o->reg = NULL;
+    o->cap = 0;
 }

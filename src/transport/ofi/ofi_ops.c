@@ -286,6 +286,7 @@ static int ofi_open(fmpl_tl_t *tl)
     struct fi_info *in = o->info;
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
+    fmpl_ofi_mem_policy(o, in->fabric_attr->prov_name);
     if (o->virt_addr)
         tl->caps |= FMPL_TL_CAP_VADDR;
     o->next_key = 1;               /* keys are per domain, i.e. per process; small
@@ -390,8 +391,10 @@ static int ofi_open(fmpl_tl_t *tl)
         return FMPL_ERR_SYSTEM;
     }
     o->ticking = 1;
-    fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, %s data progress",
+    fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, unused "
+                  "registrations %s, %s data progress",
                   in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
+                  o->cache_idle ? "cached" : "closed",
                   in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
     return FMPL_SUCCESS;
 }
@@ -439,6 +442,7 @@ const fmpl_tl_ops_t fmpl_ofi_ops = {
     .open = ofi_open,
     .close = ofi_close,
     .mem_reg = fmpl_ofi_mem_reg,
+    .mem_dereg = fmpl_ofi_mem_dereg,
     .mem_alloc = fmpl_ofi_mem_alloc,
     .mem_free = fmpl_ofi_mem_free,
     .put = fmpl_ofi_put,

@@ -133,11 +133,20 @@ static int route_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *k
                      "fit a route key (32 bits each); start with FMPL_TRANSPORT=ofi",
                      (unsigned long long)((uint64_t)k.id << 32 | k.kind),
                      (unsigned long long)k.addr);
+        o->ops->mem_dereg(o, &k);
         return FMPL_ERR_UNSUPPORTED;
     }
     *key = (fmpl_tl_key_t){ .addr = (uint64_t)(uintptr_t)addr, .kind = k.kind,
                             .id = (uint32_t)k.addr };
     return FMPL_SUCCESS;
+}
+static void route_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+{
+    fmpl_route_t *r = route_of(tl);
+    fmpl_tl_t *o = &r->part[VIA_OFI];
+    fmpl_tl_key_t k = r->ofi_vaddr ? *key
+                                   : (fmpl_tl_key_t){ .addr = key->id, .kind = key->kind };
+    o->ops->mem_dereg(o, &k);
 }
 static void *route_mem_alloc(fmpl_tl_t *tl, size_t len)
 {
@@ -234,6 +243,7 @@ const fmpl_tl_ops_t fmpl_route_ops = {
     .open = route_open,
     .close = route_close,
     .mem_reg = route_mem_reg,
+    .mem_dereg = route_mem_dereg,
     .mem_alloc = route_mem_alloc,
     .mem_free = route_mem_free,
     .put = route_put,

@@ -44,6 +44,13 @@ int fmpl_shm_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
     return FMPL_SUCCESS;
 }
 
+/* Keys are addresses or segment offsets: nothing is held per key. */
+void fmpl_shm_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+{
+    (void)tl;
+    (void)key;
+}
+
 /* A key of ours, as a local pointer. */
 uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key)
 {

@@ -116,6 +116,7 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .open = shm_open_,
     .close = shm_close,
     .mem_reg = fmpl_shm_mem_reg,
+    .mem_dereg = fmpl_shm_mem_dereg,
     .mem_alloc = fmpl_shm_mem_alloc,
     .mem_free = fmpl_shm_mem_free,
     .put = fmpl_shm_put,
