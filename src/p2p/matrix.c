@@ -225,8 +225,13 @@ static int mx_try(mx_op_t *o)
         o->status = o->req.status;
         return 1;
     }
-    if (o->issued)
-        return !o->comp.pending;
+    if (o->issued) {
+        if (o->comp.pending)
+            return 0;
+        if (o->status == FMPL_SUCCESS && o->comp.status != FMPL_SUCCESS)
+            o->status = o->comp.status;   /* a put failed on its way */
+        return 1;
+    }
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, o->peer, o->idx);
     uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
     uint32_t hseq = (uint32_t)(w >> 32);
