@@ -28,8 +28,15 @@
  * broadcast inside each host.  The order of operations is fixed by the
  * placement, so a run on the same hosts repeats itself.
  *
+ * Only where a host's members are near each other: when the transport
+ * reaches them through shared memory (FMPL_TL_CAP_HOST_NEAR: shm, route).
+ * Where every peer costs the same (FMPL_TRANSPORT=ofi across hosts: tcp
+ * to the next namespace or to the rank beside us), the three steps are
+ * one trip more than the flat algorithms' and the flat ones run.
+ *
  * The decision is local: every process knows every rank's host
- * (fmpl_host), so the members agree without a message.
+ * (fmpl_host) and the transport is the same everywhere, so the members
+ * agree without a message.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +68,8 @@ static fmpl_comm_rec_t group(int *ranks, int n, int me, int idx)
 static int build(fmpl_comm_rec_t *c)
 {
     const fmpl_tl_t *tl = &fmpl_g.tl;
+    if (!(tl->caps & FMPL_TL_CAP_HOST_NEAR))
+        return FMPL_SUCCESS;       /* flat */
     int nh = tl->nhosts, mine = tl->host[c->ranks[c->rank]];
     fmpl_hier_t *h = calloc(1, sizeof *h);
     int *count = calloc((size_t)nh, sizeof *count);

@@ -70,6 +70,9 @@
 #define FMPL_TL_CAP_GET        (1u << 5)  /* get (remote read) works */
 #define FMPL_TL_CAP_VADDR      (1u << 6)  /* a key of ordinary memory has the
                                              buffer's virtual address in addr */
+#define FMPL_TL_CAP_HOST_NEAR  (1u << 7)  /* peers on our host are reached
+                                             through shared memory, far cheaper
+                                             than peers on other hosts */
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:

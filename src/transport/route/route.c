@@ -111,6 +111,7 @@ static int route_open(fmpl_tl_t *tl)
 
     unsigned both = r->part[VIA_SHM].caps & r->part[VIA_OFI].caps;
     tl->caps = (both & (FMPL_TL_CAP_CAS | FMPL_TL_CAP_GET)) | FMPL_TL_CAP_VADDR |
+               FMPL_TL_CAP_HOST_NEAR |
                (r->part[VIA_SHM].caps & FMPL_TL_CAP_SELF);
     tl->max_inline = r->part[VIA_SHM].max_inline < r->part[VIA_OFI].max_inline
                          ? r->part[VIA_SHM].max_inline : r->part[VIA_OFI].max_inline;

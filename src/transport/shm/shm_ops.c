@@ -27,7 +27,8 @@ static int shm_open_(fmpl_tl_t *tl)
     s->fd = -1;
     tl->priv = s;
     tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
-               FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST;
+               FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST |
+               FMPL_TL_CAP_HOST_NEAR;
     tl->max_inline = FMPL_SHM_REC_MAX;
 
     const char *e = getenv("FMPL_SHM_CMA");
