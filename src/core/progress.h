@@ -14,6 +14,7 @@
 
 typedef struct fmpl_wait {
     unsigned iter;
+    unsigned spin;                 /* idle polls before yielding the core */
     int peer;
     double t_start, t_check;
 } fmpl_wait_t;

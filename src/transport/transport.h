@@ -172,6 +172,12 @@ struct fmpl_tl {
     /* Set by the route transport for its shm part: serve only the peers
      * with host[peer] == host[rank] and leave the others alone. */
     int host_only;
+    /* Set by open: peers reached through the kernel's network stack or a
+     * provider's thread (libfabric tcp), which a process spinning on
+     * every core starves: waits on them give the core away early.
+     * kernel_any: some peer is; kernel_peer[size]: which (NULL: all). */
+    int kernel_any;
+    const uint8_t *kernel_peer;
     void *priv;                    /* the transport's own state */
 };
 

@@ -187,6 +187,8 @@ extern fmpl_ofi_lib_t fmpl_fi;
 int fmpl_ofi_lib_load(void);
 
 /* ofi_ops.c */
+/* the provider's core is `name` ("tcp;ofi_rxm": tcp) */
+int  fmpl_ofi_core_is(const char *prov_name, const char *name);
 int  fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer);
 int  fmpl_ofi_progress(fmpl_tl_t *tl);
 /* Read the completion queue; receives are only marked done.  The caller

@@ -37,14 +37,9 @@
 
 void fmpl_ofi_mem_policy(fmpl_ofi_t *o, const char *prov_name)
 {
-    static const char *const soft[] = { "tcp", "sockets", "udp", "shm" };
-    o->cache_idle = 1;
-    /* "tcp;ofi_rxm": the core provider comes first */
-    size_t n = strcspn(prov_name, ";");
-    int known = 0;
-    for (size_t i = 0; i < sizeof soft / sizeof soft[0]; i++)
-        known |= strlen(soft[i]) == n && strncmp(prov_name, soft[i], n) == 0;
-    o->cache_idle = known;
+    o->cache_idle = fmpl_ofi_core_is(prov_name, "tcp") ||
+                    fmpl_ofi_core_is(prov_name, "sockets") ||
+                    fmpl_ofi_core_is(prov_name, "udp") || fmpl_ofi_core_is(prov_name, "shm");
     const char *e = getenv("FMPL_OFI_MR_CACHE");
     if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
         o->cache_idle = e[0] == '1';

@@ -187,6 +187,12 @@ int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
     return idle(o, peer, spins);
 }
 
+int fmpl_ofi_core_is(const char *prov_name, const char *name)
+{
+    size_t n = strcspn(prov_name, ";");
+    return strlen(name) == n && strncmp(prov_name, name, n) == 0;
+}
+
 /* The first RDM provider with what we need, in the preferred order. */
 static struct fi_info *choose(struct fi_info *list)
 {
@@ -287,6 +293,11 @@ static int ofi_open(fmpl_tl_t *tl)
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
     fmpl_ofi_mem_policy(o, in->fabric_attr->prov_name);
+    /* its data path is the kernel's sockets (see core/progress.c) */
+    tl->kernel_any = fmpl_ofi_core_is(in->fabric_attr->prov_name, "tcp") ||
+                     fmpl_ofi_core_is(in->fabric_attr->prov_name, "sockets") ||
+                     fmpl_ofi_core_is(in->fabric_attr->prov_name, "udp");
+    tl->kernel_peer = NULL;
     if (o->virt_addr)
         tl->caps |= FMPL_TL_CAP_VADDR;
     o->next_key = 1;               /* keys are per domain, i.e. per process; small

@@ -43,6 +43,7 @@ typedef struct fmpl_route {
     uint8_t *via;                  /* [size]: the part serving each rank */
     int ofi_vaddr;                 /* ofi keys hold virtual addresses */
     _Atomic unsigned polls;        /* route_progress calls, for its cadence */
+    uint8_t *kernel;               /* [size]: tl->kernel_peer */
 } fmpl_route_t;
 
 static inline fmpl_route_t *route_of(fmpl_tl_t *tl) { return (fmpl_route_t *)tl->priv; }
@@ -75,8 +76,11 @@ static void route_close(fmpl_tl_t *tl)
         if (r->part[i].priv)
             r->part[i].ops->close(&r->part[i]);
     free(r->via);
+    free(r->kernel);
     free(r);
     tl->priv = NULL;
+    tl->kernel_peer = NULL;
+    tl->kernel_any = 0;
 }
 
 static int route_open(fmpl_tl_t *tl)
@@ -108,6 +112,20 @@ static int route_open(fmpl_tl_t *tl)
     r->ofi_vaddr = (r->part[VIA_OFI].caps & FMPL_TL_CAP_VADDR) != 0;
     for (int p = 0; p < tl->size; p++)
         r->via[p] = tl->host[p] == tl->host[tl->rank] ? VIA_SHM : VIA_OFI;
+    /* waits on off-host peers yield early when ofi's do (core/progress.c) */
+    tl->kernel_any = 0;
+    if (r->part[VIA_OFI].kernel_any) {
+        r->kernel = malloc((size_t)tl->size);
+        if (!r->kernel) {
+            route_close(tl);
+            return FMPL_ERR_NOMEM;
+        }
+        for (int p = 0; p < tl->size; p++) {
+            r->kernel[p] = r->via[p] == VIA_OFI;
+            tl->kernel_any |= r->kernel[p];
+        }
+    }
+    tl->kernel_peer = r->kernel;
 
     unsigned both = r->part[VIA_SHM].caps & r->part[VIA_OFI].caps;
     tl->caps = (both & (FMPL_TL_CAP_CAS | FMPL_TL_CAP_GET)) | FMPL_TL_CAP_VADDR |
