@@ -22,6 +22,10 @@
  *                   collectives 8 B .. 1 MiB (-M), SIZE/8 x 1 doubles
  *   pdgetrf:N       ScaLAPACK pdgetrf_ of a random N x N matrix (N = 2000,
  *                   NB = 64) on a 1 x 2 grid: wall time of the call
+ *   raw:8           (where the program defines BB_RAW_SEND/BB_RAW_RECV) the
+ *                   8-byte ping-pong on the library's own point-to-point
+ *                   calls, in the same run and through the same shared
+ *                   libraries: what the BLACS layer adds to sd2d:8
  * Row: KEY  time_us  [MBps | GFlops].  Time per call in microseconds: every
  * rank times its own loop of back-to-back calls after a barrier, a batch
  * counts as long as its slowest rank, the median of BB_REPS batches is
@@ -175,7 +179,7 @@ static void bb_check(const double *a, size_t n, unsigned seed, const char *what,
 
 /* ---- the measured operations ------------------------------------------ */
 
-enum { BB_PP, BB_SUB, BB_BS, BB_GSUM, BB_AMX };
+enum { BB_PP, BB_SUB, BB_BS, BB_GSUM, BB_AMX, BB_RAW };
 
 struct bb_item {
     int kind;
@@ -199,6 +203,17 @@ static inline void bb_op(const struct bb_item *it, long i)
             Cdgesd2d(bb_ctx, m, 1, bb_a, m, 0, 0);
         }
         break;
+#ifdef BB_RAW_SEND
+    case BB_RAW:
+        if (bb_me == 0) {
+            BB_RAW_SEND(bb_a, it->size, 1);
+            BB_RAW_RECV(bb_b, it->size, 1);
+        } else if (bb_me == 1) {
+            BB_RAW_RECV(bb_b, it->size, 0);
+            BB_RAW_SEND(bb_a, it->size, 0);
+        }
+        break;
+#endif
     case BB_SUB:
         if (bb_me == 0) {
             Cdgesd2d(bb_ctx, BB_SUB_M, BB_SUB_M, bb_big_a, BB_SUB_LDA, 0, 1);
@@ -232,6 +247,7 @@ static void bb_verify(const struct bb_item *it)
     unsigned s = (unsigned)it->size * 7u;
     switch (it->kind) {
     case BB_PP:
+    case BB_RAW:
         if (bb_me < 2) {
             bb_fill(bb_a, n, s + (unsigned)bb_me);
             memset(bb_b, 0, it->size);
@@ -304,9 +320,14 @@ static void bb_verify(const struct bb_item *it)
     }
 }
 
+static int bb_pair(const struct bb_item *it)   /* a ping-pong of ranks 0 and 1 */
+{
+    return it->kind == BB_PP || it->kind == BB_SUB || it->kind == BB_RAW;
+}
+
 static int bb_involved(const struct bb_item *it)
 {
-    return (it->kind != BB_PP && it->kind != BB_SUB) || bb_me < 2;
+    return !bb_pair(it) || bb_me < 2;
 }
 
 /* this rank's time per call of one batch, in seconds; a tenth of the
@@ -323,7 +344,7 @@ static double bb_batch(const struct bb_item *it, long iters)
     for (long i = 0; i < iters; i++)
         bb_op(it, i);
     double t = (bu_now() - t0) / (double)iters;
-    return (it->kind == BB_PP || it->kind == BB_SUB) ? t / 2 : t;
+    return bb_pair(it) ? t / 2 : t;
 }
 
 /* iterations per batch, the same on every rank: an untimed warm-up is
@@ -332,7 +353,7 @@ static long bb_probe(const struct bb_item *it, double scale)
 {
     long warm = bu_iters(it->size, 50, 4.0 * (1 << 20), 1.0);
     double per = bb_batch(it, warm);
-    if (it->kind == BB_PP || it->kind == BB_SUB)
+    if (bb_pair(it))
         per *= 2;                      /* per round trip */
     bb_max_to_root(&per, 1);
     double n = per > 0 ? BB_BATCH_S / per : BB_MAX_ITERS;
@@ -600,6 +621,12 @@ static int bb_main(int argc, char **argv)
             snprintf(items[n++].key, sizeof items[0].key, "sd2d:%zu", s);
             if (s > max) max = s;
         }
+#ifdef BB_RAW_SEND
+    if ((o.tests & BT_PP) && n < BB_MAX_ITEMS) {
+        items[n] = (struct bb_item){ .kind = BB_RAW, .size = 8 };
+        snprintf(items[n++].key, sizeof items[0].key, "raw:8");
+    }
+#endif
     if (o.tests & BT_SUB) {
         items[n] = (struct bb_item){ .kind = BB_SUB,
                                      .size = (size_t)BB_SUB_M * BB_SUB_M * sizeof(double) };
@@ -647,7 +674,7 @@ static int bb_main(int argc, char **argv)
     for (int k = 0; k < n && bb_me == 0; k++) {
         double t = bu_median(items[k].t, BB_REPS);
         printf("%-16s %14.2f", items[k].key, t * 1e6);
-        if (items[k].kind == BB_PP || items[k].kind == BB_SUB)
+        if (bb_pair(&items[k]))
             printf(" %14.2f", (double)items[k].size / t / 1e6);
         printf("\n");
     }
