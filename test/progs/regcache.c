@@ -10,7 +10,11 @@
  *            zero pages) before every round, in both directions: a cached
  *            registration of the old memory must not be used for the new
  *            (a provider that pins pages would otherwise read or write the
- *            old ones).
+ *            old ones).  On the providers here (tcp, shm), which reach
+ *            memory by address, this holds even through a stale cache
+ *            entry; it catches the pinning case only on such hardware.
+ *            With FMPL_OFI_MR_CACHE=0 both parts also check that closing
+ *            unused registrations at once never closes one in use.
  *
  * Ranks 0 and 1 take part; the others only start and finish.
  *   -n N   receives in flight in the first part (default 100)

@@ -187,8 +187,6 @@ extern fmpl_ofi_lib_t fmpl_fi;
 int fmpl_ofi_lib_load(void);
 
 /* ofi_ops.c */
-/* the provider's core is `name` ("tcp;ofi_rxm": tcp) */
-int  fmpl_ofi_core_is(const char *prov_name, const char *name);
 int  fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer);
 int  fmpl_ofi_progress(fmpl_tl_t *tl);
 /* Read the completion queue; receives are only marked done.  The caller
@@ -225,8 +223,9 @@ static inline _Atomic uint64_t *fmpl_ofi_word(fmpl_ofi_t *o, int writer, int idx
 /* ofi_mem.c */
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
 void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
-/* decide o->cache_idle for the chosen provider */
-void fmpl_ofi_mem_policy(fmpl_ofi_t *o, const char *prov_name);
+/* decide o->cache_idle: `by_address`, the provider reaches registered
+ * memory through its virtual address at each transfer */
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address);
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p);
 int  fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,

@@ -35,11 +35,9 @@
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
 
-void fmpl_ofi_mem_policy(fmpl_ofi_t *o, const char *prov_name)
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address)
 {
-    o->cache_idle = fmpl_ofi_core_is(prov_name, "tcp") ||
-                    fmpl_ofi_core_is(prov_name, "sockets") ||
-                    fmpl_ofi_core_is(prov_name, "udp") || fmpl_ofi_core_is(prov_name, "shm");
+    o->cache_idle = by_address;
     const char *e = getenv("FMPL_OFI_MR_CACHE");
     if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
         o->cache_idle = e[0] == '1';

@@ -187,7 +187,8 @@ int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
     return idle(o, peer, spins);
 }
 
-int fmpl_ofi_core_is(const char *prov_name, const char *name)
+/* the provider's core is `name` ("tcp;ofi_rxm": tcp) */
+static int core_is(const char *prov_name, const char *name)
 {
     size_t n = strcspn(prov_name, ";");
     return strlen(name) == n && strncmp(prov_name, name, n) == 0;
@@ -292,12 +293,13 @@ static int ofi_open(fmpl_tl_t *tl)
     struct fi_info *in = o->info;
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
-    fmpl_ofi_mem_policy(o, in->fabric_attr->prov_name);
-    /* its data path is the kernel's sockets (see core/progress.c) */
-    tl->kernel_any = fmpl_ofi_core_is(in->fabric_attr->prov_name, "tcp") ||
-                     fmpl_ofi_core_is(in->fabric_attr->prov_name, "sockets") ||
-                     fmpl_ofi_core_is(in->fabric_attr->prov_name, "udp");
+    /* software providers: over the kernel's sockets (waits give the core
+     * away: core/progress.c), or shared memory; both reach registered
+     * memory by address (ofi_mem.c) */
+    const char *pn = in->fabric_attr->prov_name;
+    tl->kernel_any = core_is(pn, "tcp") || core_is(pn, "sockets") || core_is(pn, "udp");
     tl->kernel_peer = NULL;
+    fmpl_ofi_mem_policy(o, tl->kernel_any || core_is(pn, "shm"));
     if (o->virt_addr)
         tl->caps |= FMPL_TL_CAP_VADDR;
     o->next_key = 1;               /* keys are per domain, i.e. per process; small

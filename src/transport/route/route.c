@@ -53,17 +53,24 @@ static inline fmpl_tl_t *part_for(fmpl_tl_t *tl, int peer)
     return &r->part[r->via[peer]];
 }
 
-/* The part of a route key that `peer`'s transport needs (see the top). */
+/* A route key as the ofi part's key (see the top). */
+static inline const fmpl_tl_key_t *ofi_key(const fmpl_route_t *r, const fmpl_tl_key_t *key,
+                                           fmpl_tl_key_t *tmp)
+{
+    if (r->ofi_vaddr)
+        return key;
+    *tmp = (fmpl_tl_key_t){ .addr = key->id, .kind = key->kind, .id = 0 };
+    return tmp;
+}
+
+/* The part of a route key that `peer`'s transport needs. */
 static inline const fmpl_tl_key_t *key_for(fmpl_tl_t *tl, int peer, const fmpl_tl_key_t *key,
                                            fmpl_tl_key_t *tmp)
 {
     fmpl_route_t *r = route_of(tl);
-    if (r->via[peer] == VIA_SHM)
-        *tmp = (fmpl_tl_key_t){ .addr = key->addr, .kind = FMPL_SHM_KEY_USER, .id = 0 };
-    else if (r->ofi_vaddr)
-        return key;
-    else
-        *tmp = (fmpl_tl_key_t){ .addr = key->id, .kind = key->kind, .id = 0 };
+    if (r->via[peer] != VIA_SHM)
+        return ofi_key(r, key, tmp);
+    *tmp = (fmpl_tl_key_t){ .addr = key->addr, .kind = FMPL_SHM_KEY_USER, .id = 0 };
     return tmp;
 }
 
@@ -163,9 +170,8 @@ static void route_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {
     fmpl_route_t *r = route_of(tl);
     fmpl_tl_t *o = &r->part[VIA_OFI];
-    fmpl_tl_key_t k = r->ofi_vaddr ? *key
-                                   : (fmpl_tl_key_t){ .addr = key->id, .kind = key->kind };
-    o->ops->mem_dereg(o, &k);
+    fmpl_tl_key_t k;
+    o->ops->mem_dereg(o, ofi_key(r, key, &k));
 }
 static void *route_mem_alloc(fmpl_tl_t *tl, size_t len)
 {
