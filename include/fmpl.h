@@ -29,7 +29,8 @@
  *   - Messages between a pair on one index are matched in posting order:
  *     the k-th send to rank r on index i meets r's k-th receive from us on i.
  *   - A blocking send cannot finish before the matching receive is posted
- *     unless a spill buffer was given with fmpl_sendbuff_set().
+ *     unless a spill buffer was given with fmpl_sendbuff_set(), or it is
+ *     a small message that may go early (fmpl_send()).
  *
  * THREADS
  *   FMPL calls must come from one thread at a time.  With the environment
@@ -208,11 +209,19 @@ const char *fmpl_error_name(int code);
  * buffer, or when it was copied to the spill buffer (see
  * fmpl_sendbuff_set()).  Zero-size messages and sends to self are allowed
  * (a blocking send to self needs a prior fmpl_irecv or a spill buffer).
+ * Early sends: a message of at most 24 bytes need not wait for its
+ * receive to be posted.  Once the receiver has taken our previous message
+ * on `mai` and said so (it does in its own messages to us on `mai`, as in
+ * a ping-pong or an exchange), and its last receive there had room for
+ * this one, the message goes at once into the receiver's matching area
+ * and fmpl_send returns.
  * Errors: FMPL_ERR_NOT_INIT, FMPL_ERR_RANK, FMPL_ERR_INDEX, FMPL_ERR_BUFFER
  * (NULL with size > 0), FMPL_ERR_BUSY (another send to dst on mai is
  * active), FMPL_ERR_TRUNCATE (the receive buffer is smaller than `size`;
- * nothing is written to it and the receiver gets FMPL_ERR_TRUNCATE too),
- * FMPL_ERR_PEER (dst died).
+ * nothing is written to it and the receiver gets FMPL_ERR_TRUNCATE too;
+ * a message that went early or through the spill buffer returns
+ * FMPL_SUCCESS, and only the receiver learns of it), FMPL_ERR_PEER (dst
+ * died).
  */
 int fmpl_send(const void *buf, size_t size, int dst, int mai);
 

@@ -149,11 +149,13 @@ static const struct spec progress_specs[] = {
  * unused registrations (tcp, shm providers), the others with every unused
  * registration closed at once (what hardware providers get).  k: ranks
  * per fake host ("1": every peer off-host, so route reaches it over ofi). */
-static const struct regcache_spec {
+struct host_spec {
     int np;
-    const char *k, *env;
+    const char *k, *env;   /* k: FMPL_TEST_RANKS_PER_HOST, NULL: one host */
     const char *args[8];
-} regcache_specs[] = {
+};
+
+static const struct host_spec regcache_specs[] = {
     {2, NULL, NULL, {NULL}},
     {2, NULL, NOCMA, {"-r", "6", NULL}},
     {2, NULL, "FMPL_OFI_MR_CACHE=0", {"-n", "300", NULL}},
@@ -164,10 +166,30 @@ static const struct regcache_spec {
 
 START_TEST(test_regcache)
 {
-    const struct regcache_spec *r = &regcache_specs[_i];
+    const struct host_spec *r = &regcache_specs[_i];
     if (r->k)
         setenv("FMPL_TEST_RANKS_PER_HOST", r->k, 1);
     tl_run_worker("regcache", r->np, r->env, r->args, JOB_TIMEOUT);
+}
+END_TEST
+
+/* Early sends (src/p2p/p2p.h): small messages before their receive is
+ * posted, with truncation, cancels and pattern switches; on shm, through
+ * the route transport's ofi side, and under the ofi suites of
+ * run_tests.sh on every provider they run. */
+static const struct host_spec early_specs[] = {
+    {2, NULL, NULL, {"-n", "200", NULL}},
+    {3, NULL, NOCMA, {NULL}},
+    {2, "1", "FMPL_TRANSPORT=route", {NULL}},
+    {4, "2", NULL, {NULL}},
+};
+
+START_TEST(test_early)
+{
+    const struct host_spec *r = &early_specs[_i];
+    if (r->k)
+        setenv("FMPL_TEST_RANKS_PER_HOST", r->k, 1);
+    tl_run_worker("early", r->np, r->env, r->args, JOB_TIMEOUT);
 }
 END_TEST
 
@@ -398,6 +420,7 @@ static Suite *p2p_suite(void)
     ADD(progress, progress_specs)
     ADD(hosts, hosts_specs)
     ADD(regcache, regcache_specs)
+    ADD(early, early_specs)
     return s;
 }
 

@@ -55,7 +55,7 @@ static unsigned spin_limit(int peer)
     const fmpl_tl_t *tl = &fmpl_g.tl;
     if (fmpl_g.oversubscribed)
         return SPIN_SHARED;
-    if (tl->kernel_any && (peer < 0 || !tl->kernel_peer || tl->kernel_peer[peer]))
+    if (fmpl_tl_kernel(tl, peer))
         return SPIN_SHARED;
     return SPIN_ALONE;
 }

@@ -14,7 +14,11 @@
  * started, and whether one is active (the overlap rule). */
 typedef struct fmpl_slot {
     uint32_t send_seq, recv_seq;
+    /* early sends (p2p.h): the last of our receives from the peer that
+     * is complete, and the last of our sends it told us it completed */
+    uint32_t recv_done, peer_done;
     uint8_t send_busy, recv_busy;
+    uint8_t recv_early;            /* the last message received here came early */
 } fmpl_slot_t;
 
 struct fmpl_spill;

@@ -33,7 +33,32 @@
  * that finds it idle after writing its own part takes the rest back by CAS
  * (-> READ_FAIL) and writes it, so no send waits on a receiver that is
  * busy elsewhere.
+ *
+ * Early sends.  A message that fits the data record does not need the
+ * receiver's buffer, only a free record: the receiver must have taken the
+ * previous one.  Over a network each notification costs a message, and in
+ * a ping-pong the header of the next receive travels right behind the
+ * reply it waits for, so two messages per exchange sit on the critical
+ * path where MPI's eager protocol has one.  So a plain data record also
+ * carries, in its last four bytes (FMPL_DFLAG_ACK), the last of the
+ * peer's messages on the same index that we have received: with it the
+ * peer may write its next small message at once, before our header comes.
+ * The receiver finds such a record already there when it starts the
+ * receive and then posts no header at all.  Exactness is kept where it is
+ * cheap: an early send goes out only if the receiver's last header had
+ * room for it, and its truncation is still the receiver's
+ * FMPL_ERR_TRUNCATE with the buffer untouched; the sender, which has
+ * returned, sees FMPL_SUCCESS (fmpl.h).
+ *
+ * Where a notification costs a system call on each side (the kernel's
+ * network stack), the header the receiver posts anyway still costs about
+ * a quarter of the exchange.  So a blocking receive of a small message
+ * whose predecessor came early holds its header back for up to
+ * FMPL_EARLY_PATIENCE: the message usually comes first.  A sender that
+ * may not go early (no acknowledgement: a one-way stream) waits that long
+ * once, and the receiver then posts its headers at once again.
  */
+#define FMPL_EARLY_PATIENCE 100e-6
 #ifndef FMPL_P2P_H
 #define FMPL_P2P_H
 
@@ -69,6 +94,9 @@ static inline int fmpl_split_ok(const fmpl_tl_t *tl)
 }
 static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(uint64_t)4095; }
 #define FMPL_DFLAG_INLINE 1u
+#define FMPL_DFLAG_ACK    2u   /* inl[FMPL_ACK_OFF..+4]: our last receive done */
+#define FMPL_DFLAG_EARLY  4u   /* sent before its header */
+#define FMPL_ACK_OFF      (FMPL_INLINE_MAX - 4)
 
 typedef struct fmpl_hdr_rec {
     uint64_t word;
@@ -111,9 +139,15 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_GOT     32u     /* receive: our part of a split is copied */
 #define FMPL_RF_WATCHED 64u     /* receive: on the large-receive list */
 #define FMPL_RF_REG    128u     /* holds a registration key (priv[4..5]) */
+#define FMPL_RF_DEFER  256u     /* receive: header held back since priv[3] */
+
+/* fmpl_p2p_recv_start's `how` */
+#define FMPL_RS_BLOCKING 1u     /* not cancellable */
+#define FMPL_RS_WAITS    2u     /* the caller waits at once: may defer its header */
 
 /* priv[0]: put completion; priv[1..2]: pending-send links; priv[3]: the
- * time a split send finished its own part; priv[4..5]: the key of the
+ * time a split send finished its own part, or a deferred receive started
+ * (FMPL_RF_DEFER); priv[4..5]: the key of the
  * buffer's registration while a peer may use it (FMPL_RF_REG) */
 static inline double *fmpl_req_t_split(fmpl_request_t *r)
 {
@@ -216,7 +250,7 @@ int fmpl_p2p_waitall_raw(fmpl_request_t *reqs, int n);
 
 /* recv.c */
 int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,
-                        int blocking);
+                        unsigned how);
 int fmpl_p2p_recv_try(fmpl_request_t *req);
 int fmpl_p2p_recv_wait(fmpl_request_t *req);
 int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc);

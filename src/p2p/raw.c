@@ -22,7 +22,8 @@ int fmpl_p2p_isend_raw(const void *buf, size_t size, int dst, int idx, fmpl_requ
  * large ones are cancellable-style so progress reads their split half. */
 int fmpl_p2p_irecv_raw(void *buf, size_t size, int src, int idx, fmpl_request_t *req)
 {
-    return fmpl_p2p_recv_start(req, buf, size, src, idx, size <= fmpl_g.split_min);
+    return fmpl_p2p_recv_start(req, buf, size, src, idx,
+                               size <= fmpl_g.split_min ? FMPL_RS_BLOCKING : 0);
 }
 
 static int try_one(fmpl_request_t *r)

@@ -25,39 +25,64 @@ int fmpl_p2p_recv_progress(void)
     return n;
 }
 
+/* Write req's header into the sender's matching area. */
+static int post_header(fmpl_request_t *req)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    fmpl_hdr_rec_t h = { .size = req->size };
+    /* messages that fit the data record never need the buffer's key */
+    if (req->size > FMPL_INLINE_MAX) {
+        int rc = fmpl_tl_mem_reg(tl, req->buf, req->size, &h.key);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    h.word = fmpl_hdr_word(req->seq, req->flags & FMPL_RF_BLOCKING ? FMPL_HDR_POSTED
+                                                                    : FMPL_HDR_POSTED_C);
+    int rc = fmpl_tl_notify(tl, req->peer, req->mai, FMPL_HDR_OFF, &h, sizeof h,
+                            FMPL_TL_NOTIFY_UNORDERED, NULL);
+    if (rc != FMPL_SUCCESS) {
+        if (req->size > FMPL_INLINE_MAX)
+            fmpl_tl_mem_dereg(tl, &h.key);
+        return rc;
+    }
+    if (req->size > FMPL_INLINE_MAX) {
+        *fmpl_req_key(req) = h.key;   /* until the sender is done with buf */
+        req->flags |= FMPL_RF_REG;
+    }
+    return FMPL_SUCCESS;
+}
+
 int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,
-                        int blocking)
+                        unsigned how)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     fmpl_slot_t *sl = fmpl_slot(src, mai);
     if (sl->recv_busy)
         return FMPL_ERR_BUSY;
-    fmpl_hdr_rec_t h = { .size = size };
-    /* messages that fit the data record never need the buffer's key */
-    if (size > FMPL_INLINE_MAX) {
-        int rc = fmpl_tl_mem_reg(tl, buf, size, &h.key);
+    uint32_t seq = fmpl_seq_next(sl->recv_seq);
+    fmpl_request_t r = { .kind = FMPL_REQ_RECV, .peer = src, .mai = mai, .seq = seq,
+                         .buf = buf, .size = size,
+                         .flags = how & FMPL_RS_BLOCKING ? FMPL_RF_BLOCKING : 0 };
+    /* an early send (p2p.h) may be here before our header: then no header
+     * is needed; after one, the next small one may come early too */
+    volatile uint8_t *line = fmpl_tl_mbox_in(tl, src, mai);
+    int here = (uint32_t)(fmpl_line_word(line, FMPL_DATA_OFF) >> 32) == seq, watch = 0;
+    if (here) {
+        /* nothing to post */
+    } else if ((how & FMPL_RS_WAITS) && size <= FMPL_INLINE_MAX && sl->recv_early &&
+               fmpl_tl_kernel(tl, src)) {
+        r.flags |= FMPL_RF_DEFER;
+        *fmpl_req_t_split(&r) = fmpl_wtime();
+    } else {
+        int rc = post_header(&r);
         if (rc != FMPL_SUCCESS)
             return rc;
-    }
-    uint32_t seq = fmpl_seq_next(sl->recv_seq);
-    h.word = fmpl_hdr_word(seq, blocking ? FMPL_HDR_POSTED : FMPL_HDR_POSTED_C);
-    int rc = fmpl_tl_notify(tl, src, mai, FMPL_HDR_OFF, &h, sizeof h,
-                            FMPL_TL_NOTIFY_UNORDERED, NULL);
-    if (rc != FMPL_SUCCESS) {
-        if (size > FMPL_INLINE_MAX)
-            fmpl_tl_mem_dereg(tl, &h.key);
-        return rc;
+        watch = !(how & FMPL_RS_BLOCKING) && size > fmpl_g.split_min && fmpl_split_ok(tl);
     }
     sl->recv_seq = seq;
     sl->recv_busy = 1;
-    *req = (fmpl_request_t){ .kind = FMPL_REQ_RECV, .peer = src, .mai = mai, .seq = seq,
-                             .buf = buf, .size = size,
-                             .flags = blocking ? FMPL_RF_BLOCKING : 0 };
-    if (size > FMPL_INLINE_MAX) {
-        *fmpl_req_key(req) = h.key;   /* until the sender is done with buf */
-        req->flags |= FMPL_RF_REG;
-    }
-    if (!blocking && size > fmpl_g.split_min && fmpl_split_ok(tl))
+    *req = r;
+    if (watch)
         fmpl_req_list_add(&watched, req, FMPL_RF_WATCHED);
     return FMPL_SUCCESS;
 }
@@ -69,18 +94,38 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         return 1;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, req->peer, req->mai);
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
-    if ((uint32_t)(w >> 32) != req->seq)
+    if ((uint32_t)(w >> 32) != req->seq) {
+        if ((req->flags & FMPL_RF_DEFER) &&
+            fmpl_wtime() - *fmpl_req_t_split(req) >= FMPL_EARLY_PATIENCE) {
+            /* the message did not come early: ask for it */
+            req->flags &= ~FMPL_RF_DEFER;
+            fmpl_slot(req->peer, req->mai)->recv_early = 0;
+            int rc = post_header(req);
+            if (rc != FMPL_SUCCESS) {
+                fmpl_p2p_recv_fail(req, rc);
+                return 1;
+            }
+        }
         return 0;
+    }
     const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
+    if (w & (FMPL_DFLAG_ACK << 8)) {
+        /* the sender has received our messages up to this one */
+        uint32_t done;
+        memcpy(&done, inl + FMPL_ACK_OFF, sizeof done);
+        fmpl_slot(req->peer, req->mai)->peer_done = done;
+    }
     switch ((w >> 16) & 0xff) {
     case FMPL_DST_OK:
+        req->status = FMPL_SUCCESS;
         if (w & (FMPL_DFLAG_INLINE << 8)) {
             size_t n = w & 0xff;
-            if (n)
+            if (n > req->size)
+                req->status = FMPL_ERR_TRUNCATE;   /* an early send: only we can tell */
+            else if (n)
                 memcpy(req->buf, inl, n);
             req->size = n;
         }
-        req->status = FMPL_SUCCESS;
         break;
     case FMPL_DST_SPLIT:
         if (!(req->flags & FMPL_RF_GOT)) {
@@ -117,6 +162,9 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
+    fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
+    sl->recv_done = req->seq;      /* the record is free for the next */
+    sl->recv_early = !!(w & (FMPL_DFLAG_EARLY << 8));
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
     fmpl_req_dereg(req);
     return 1;
@@ -155,7 +203,7 @@ int fmpl_recv(void *buf, size_t size, int src, int mai)
         return rc;
     fmpl_request_t req;
     fmpl_enter();
-    rc = fmpl_p2p_recv_start(&req, buf, size, src, mai, 1);
+    rc = fmpl_p2p_recv_start(&req, buf, size, src, mai, FMPL_RS_BLOCKING | FMPL_RS_WAITS);
     if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_recv_wait(&req);
         fmpl_slot(src, mai)->recv_busy = 0;

@@ -1,17 +1,45 @@
 /*
  * send.c - the sender's half: wait for the receiver's header in our
  * matching area, write the data once, then the receiver's completion.
+ * Small messages may go before the header (early sends, p2p.h).
  */
 #include "fmpl.h"
 #include "core/progress.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 
+/* May send `seq` of `size` bytes go out before its header (p2p.h)?  The
+ * peer has taken our previous message, and its last receive here (header
+ * word `w`, not ours yet) had room for this one. */
+static int early_ok(int dst, int mai, volatile uint8_t *line, uint64_t w, uint32_t seq,
+                    size_t size)
+{
+    if (size > FMPL_INLINE_MAX || fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq ||
+        (w >> 32) == 0)
+        return 0;
+    const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
+    return (h->size & FMPL_HDR_SIZE_MASK) >= size;
+}
+
+/* Tell the peer, in the free tail of our record, the last of its messages
+ * on this index we have received: it may then send its next small one
+ * early.  Returns the record's new length. */
+static unsigned add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int mai)
+{
+    uint32_t done = fmpl_slot(dst, mai)->recv_done;
+    if (reclen > 8 + FMPL_ACK_OFF || done == 0)
+        return reclen;
+    memcpy(rec->inl + FMPL_ACK_OFF, &done, sizeof done);
+    rec->word |= (uint64_t)FMPL_DFLAG_ACK << 8;
+    return 8 + FMPL_INLINE_MAX;
+}
+
 /*
  * Match send `seq` to `dst` on `mai` with its receive header and deliver.
- * Returns 0 while the receive is not posted, 1 once the data and the
- * completion record are written or queued (*status tells the outcome; the
- * source may be reused when comp->pending is 0).  With `split` non-NULL a
+ * Returns 0 while the receive is not posted (and the message may not go
+ * early), 1 once the data and the completion record are written or queued
+ * (*status tells the outcome; the source may be reused when comp->pending
+ * is 0).  With `split` non-NULL a
  * large message may be split: *split = 1 says the receiver is reading its
  * part through *skey (registered: deregister it once the send is done)
  * and split_done() must finish the send.
@@ -22,8 +50,20 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     fmpl_tl_t *tl = &fmpl_g.tl;
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
     uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
-    if ((uint32_t)(w >> 32) != seq)
-        return 0;
+    fmpl_data_rec_t rec;
+    unsigned reclen = 8;
+    if ((uint32_t)(w >> 32) != seq) {
+        if (!early_ok(dst, mai, line, w, seq, size))
+            return 0;
+        /* the receive is not posted yet: write the record now */
+        rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY,
+                                  (unsigned)size);
+        if (size)
+            memcpy(rec.inl, buf, size);
+        reclen += (unsigned)size;
+        *status = FMPL_SUCCESS;
+        goto notify;
+    }
     unsigned state = (unsigned)(w & 0xff);
     if (state == FMPL_HDR_POSTED_C) {
         /* a cancellable receive: claim it first, or lose to the cancel */
@@ -38,8 +78,6 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     uint64_t room = h->size & FMPL_HDR_SIZE_MASK;
     fmpl_tl_key_t key = h->key;
 
-    fmpl_data_rec_t rec;
-    unsigned reclen = 8;
     int rc = FMPL_SUCCESS;
     if (size > room) {
         uint64_t sz = size;
@@ -91,6 +129,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         }
         *status = rc;
     }
+notify:
+    reclen = add_ack(&rec, reclen, dst, mai);
     int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0, comp);
     if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = nrc;

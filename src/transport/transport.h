@@ -214,6 +214,12 @@ extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi of
 #endif
 
 /* Inline wrappers: the only way the upper layers touch a transport. */
+/* Is `peer` (-1: any) reached through the kernel's network stack? */
+static inline int fmpl_tl_kernel(const fmpl_tl_t *tl, int peer)
+{
+    return tl->kernel_any && (peer < 0 || !tl->kernel_peer || tl->kernel_peer[peer]);
+}
+
 static inline int fmpl_tl_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                               const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *c)
 { return tl->ops->put(tl, peer, src, len, key, roff, c); }
