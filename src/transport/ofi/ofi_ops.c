@@ -297,7 +297,8 @@ static int ofi_open(fmpl_tl_t *tl)
      * away: core/progress.c), or shared memory; both reach registered
      * memory by address (ofi_mem.c) */
     const char *pn = in->fabric_attr->prov_name;
-    tl->kernel_any = core_is(pn, "tcp") || core_is(pn, "sockets") || core_is(pn, "udp");
+    tl->kernel_any = core_is(pn, "tcp") || core_is(pn, "net") || core_is(pn, "sockets") ||
+                     core_is(pn, "udp");   /* net: libfabric 1.17's newer tcp */
     tl->kernel_peer = NULL;
     fmpl_ofi_mem_policy(o, tl->kernel_any || core_is(pn, "shm"));
     if (o->virt_addr)
