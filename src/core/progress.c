@@ -45,10 +45,12 @@ int fmpl_progress(void)
  * or from a NIC that writes it.  Over the kernel's network stack it is the
  * slowest: the packet is processed by softirq work or a provider thread
  * that needs a core, and a rank spinning on every core holds it up until
- * the scheduler steps in - a tick, milliseconds.  Across two network
- * namespaces on 2 cores, yielding after a few polls took the 8-byte
- * latency over libfabric tcp from 1050 us to 97 us.  With nothing else to
- * run sched_yield returns at once, so the spin costs little either way.
+ * the scheduler steps in - a tick, milliseconds.  With two ranks of two
+ * network namespaces bound to the same core, yielding after a few polls
+ * took the 8-byte latency over libfabric tcp from 1050 us to 97 us; with
+ * a core each, spinning and yielding measure the same (20-24 us).  With
+ * nothing else to run sched_yield returns at once, so the spin costs
+ * little either way.
  */
 static unsigned spin_limit(int peer)
 {
