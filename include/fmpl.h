@@ -380,7 +380,9 @@ typedef struct fmpl_matrix {
  * receive's shape must have the same esize, m, n, uplo and diag as the
  * send's, or the receive fails with FMPL_ERR_SHAPE and nothing is written
  * (the sender gets FMPL_ERR_SHAPE too when it met the posted receive; a
- * send already copied aside is dropped with a message on stderr).  The
+ * send already copied aside is dropped with a message on stderr, and one
+ * of at most 16 bytes that went early, as fmpl_send's small messages go,
+ * returned FMPL_SUCCESS).  The
  * receive's ld may differ from the send's.  The data goes straight from the sender's matrix into the
  * receiver's, strided on both sides where the transport can (no packing).
  *

@@ -150,11 +150,42 @@ static int finish(mx_op_t *o, int status, const void *inl, unsigned len)
     }
     o->status = status;
     o->issued = 1;
+    reclen = fmpl_p2p_add_ack(&rec, reclen, o->peer, o->idx);
     int rc = fmpl_tl_notify(&fmpl_g.tl, o->peer, o->idx, FMPL_DATA_OFF, &rec, reclen, 0,
                             &o->comp);
     if (rc != FMPL_SUCCESS && o->status == FMPL_SUCCESS)
         o->status = rc;
     return 0;
+}
+
+/* An early send (p2p.h) of a small matrix, packed into the record with
+ * its shape tag, when the receiver's last receive here had exactly our
+ * shape: the receiver checks the tag.  1 if it went. */
+static int early_send(mx_op_t *o)
+{
+    size_t bytes = nbytes(&o->s);
+    uint64_t tag = fmpl_mshape_tag(&o->s);
+    if (bytes > FMPL_MX_EARLY_MAX ||
+        !fmpl_p2p_early_ok(o->peer, o->idx, o->seq, bytes, bytes | tag << FMPL_HDR_SIZE_BITS))
+        return 0;
+    fmpl_data_rec_t rec;
+    rec.word = fmpl_data_word(o->seq, FMPL_DST_OK,
+                              FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY | FMPL_DFLAG_TAG,
+                              (unsigned)bytes);
+    if (o->packed)
+        memcpy(rec.inl, o->a, bytes);
+    else
+        fmpl_mshape_pack(&o->s, o->a, rec.inl);
+    uint32_t t = (uint32_t)tag;
+    memcpy(rec.inl + FMPL_TAG_OFF, &t, sizeof t);
+    unsigned reclen = fmpl_p2p_add_ack(&rec, 8 + FMPL_TAG_OFF + sizeof t, o->peer, o->idx);
+    o->status = FMPL_SUCCESS;
+    o->issued = 1;
+    int rc = fmpl_tl_notify(&fmpl_g.tl, o->peer, o->idx, FMPL_DATA_OFF, &rec, reclen, 0,
+                            &o->comp);
+    if (rc != FMPL_SUCCESS)
+        o->status = rc;
+    return 1;
 }
 
 /* Write the message into the receive the header describes (we own it:
@@ -245,7 +276,7 @@ static int mx_try(mx_op_t *o)
         return 1;
     }
     if (hseq != o->seq)
-        return 0;
+        return !o->announced && early_send(o) ? mx_try(o) : 0;
     if (o->announced)
         return announced_try(o, line, w);
     unsigned state = (unsigned)(w & 0xff);
@@ -420,8 +451,8 @@ int fmpl_mx_send(const void *a, const fmpl_mshape_t *s, int peer, int idx, int a
 }
 
 /* a strided receive's completion: the data is in place or inline */
-static int strided_try(volatile uint8_t *line, uint32_t seq, const fmpl_mshape_t *s, void *a,
-                       int *status)
+static int strided_try(volatile uint8_t *line, int peer, int idx, uint32_t seq,
+                       const fmpl_mshape_t *s, void *a, int *status)
 {
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
     if ((uint32_t)(w >> 32) != seq)
@@ -436,6 +467,24 @@ static int strided_try(volatile uint8_t *line, uint32_t seq, const fmpl_mshape_t
         memcpy(&e, inl, sizeof e);
         *status = e < 0 ? e : FMPL_ERR_INTERNAL;
     }
+    fmpl_p2p_rec_taken(peer, idx, seq, w, inl);
+    return 1;
+}
+
+/* An early send of another shape than ours (the sender checked our
+ * previous receive only): take it as FMPL_ERR_SHAPE, our matrix untouched. */
+static int early_mismatch(volatile uint8_t *line, int peer, int idx, uint32_t seq,
+                          const fmpl_mshape_t *s)
+{
+    uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
+    if ((uint32_t)(w >> 32) != seq || !(w & (FMPL_DFLAG_TAG << 8)))
+        return 0;
+    const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
+    uint32_t tag;
+    memcpy(&tag, inl + FMPL_TAG_OFF, sizeof tag);
+    if (tag == (uint32_t)fmpl_mshape_tag(s) && (w & 0xff) == nbytes(s))
+        return 0;
+    fmpl_p2p_rec_taken(peer, idx, seq, w, inl);
     return 1;
 }
 
@@ -512,33 +561,38 @@ static int mx_recv_posted(void *a, const fmpl_mshape_t *s, int peer, int idx, in
     uint32_t seq = fmpl_seq_next(sl->recv_seq);
     int contig = fmpl_mshape_contig(s), rc;
     unsigned state = FMPL_HDR_POSTED;
-    if (!contig && bytes > FMPL_INLINE_MAX) {
-        mx_layout_t lay = { .word = (uint64_t)seq << 32 | 1, .ld = s->ld * s->esize };
-        rc = fmpl_tl_notify(tl, peer, aux, FMPL_HDR_OFF, &lay, sizeof lay,
+    volatile uint8_t *line = fmpl_tl_mbox_in(tl, peer, idx);
+    /* an early send (p2p.h) may be here already: then no header */
+    if ((uint32_t)(fmpl_line_word(line, FMPL_DATA_OFF) >> 32) != seq) {
+        if (!contig && bytes > FMPL_INLINE_MAX) {
+            mx_layout_t lay = { .word = (uint64_t)seq << 32 | 1, .ld = s->ld * s->esize };
+            rc = fmpl_tl_notify(tl, peer, aux, FMPL_HDR_OFF, &lay, sizeof lay,
+                                FMPL_TL_NOTIFY_UNORDERED, NULL);
+            if (rc != FMPL_SUCCESS)
+                return rc;
+            state = FMPL_HDR_POSTED_M;
+        }
+        h.word = fmpl_hdr_word(seq, state);
+        rc = fmpl_tl_notify(tl, peer, idx, FMPL_HDR_OFF, &h, sizeof h,
                             FMPL_TL_NOTIFY_UNORDERED, NULL);
         if (rc != FMPL_SUCCESS)
             return rc;
-        state = FMPL_HDR_POSTED_M;
     }
-    h.word = fmpl_hdr_word(seq, state);
-    rc = fmpl_tl_notify(tl, peer, idx, FMPL_HDR_OFF, &h, sizeof h, FMPL_TL_NOTIFY_UNORDERED,
-                        NULL);
-    if (rc != FMPL_SUCCESS)
-        return rc;
     sl->recv_seq = seq;
 
     /* contiguous: the plain receive (inline copies, split reads) */
     fmpl_request_t req = { .kind = FMPL_REQ_RECV, .peer = peer, .mai = idx, .seq = seq,
                            .buf = a, .size = bytes, .flags = FMPL_RF_BLOCKING };
-    volatile uint8_t *line = fmpl_tl_mbox_in(tl, peer, idx);
     fmpl_wait_t w;
     fmpl_wait_init(&w, peer);
     /* a pull only helps when the sender is away: look now and then, off
      * the path of a receive whose send comes at once */
     unsigned pull = fmpl_split_ok(tl) ? 31 : 0;
     for (unsigned i = 1;; i++) {
+        if (early_mismatch(line, peer, idx, seq, s))
+            return FMPL_ERR_SHAPE;
         int status, done = contig ? fmpl_p2p_recv_try(&req)
-                                  : strided_try(line, seq, s, a, &status);
+                                  : strided_try(line, peer, idx, seq, s, a, &status);
         if (done)
             return contig ? req.status : status;
         if ((i & pull) == pull && try_pull(a, s, peer, idx, aux, seq, state))

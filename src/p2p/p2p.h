@@ -96,6 +96,9 @@ static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(u
 #define FMPL_DFLAG_INLINE 1u
 #define FMPL_DFLAG_ACK    2u   /* inl[FMPL_ACK_OFF..+4]: our last receive done */
 #define FMPL_DFLAG_EARLY  4u   /* sent before its header */
+#define FMPL_DFLAG_TAG    8u   /* inl[FMPL_TAG_OFF..+4]: an early matrix send's shape tag */
+#define FMPL_TAG_OFF      (FMPL_ACK_OFF - 4)
+#define FMPL_MX_EARLY_MAX FMPL_TAG_OFF   /* the bytes an early matrix send carries */
 #define FMPL_ACK_OFF      (FMPL_INLINE_MAX - 4)
 
 typedef struct fmpl_hdr_rec {
@@ -230,6 +233,8 @@ static inline void fmpl_req_list_del(fmpl_request_t **list, fmpl_request_t *r, u
 }
 
 /* send.c */
+int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want);
+unsigned fmpl_p2p_add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int mai);
 int fmpl_p2p_send_progress(void);
 int fmpl_p2p_send_pending(void);
 void fmpl_p2p_send_forget(void);
@@ -254,6 +259,7 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
 int fmpl_p2p_recv_try(fmpl_request_t *req);
 int fmpl_p2p_recv_wait(fmpl_request_t *req);
 int fmpl_p2p_recv_fail(fmpl_request_t *req, int rc);
+void fmpl_p2p_rec_taken(int peer, int mai, uint32_t seq, uint64_t w, const uint8_t *inl);
 int fmpl_p2p_recv_progress(void);
 int fmpl_p2p_recv_watched(void);
 void fmpl_p2p_recv_forget(void);

@@ -87,6 +87,18 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
     return FMPL_SUCCESS;
 }
 
+/* Data record `w` of receive `seq` from `peer` on `mai` is read (inline
+ * bytes at `inl`): note the peer's acknowledgement (p2p.h), and that the
+ * record is free for the peer's next message. */
+void fmpl_p2p_rec_taken(int peer, int mai, uint32_t seq, uint64_t w, const uint8_t *inl)
+{
+    fmpl_slot_t *sl = fmpl_slot(peer, mai);
+    if (w & (FMPL_DFLAG_ACK << 8))
+        memcpy(&sl->peer_done, inl + FMPL_ACK_OFF, sizeof sl->peer_done);
+    sl->recv_done = seq;
+    sl->recv_early = !!(w & (FMPL_DFLAG_EARLY << 8));
+}
+
 /* 1 when complete (req->status final), 0 otherwise. */
 int fmpl_p2p_recv_try(fmpl_request_t *req)
 {
@@ -109,12 +121,6 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         return 0;
     }
     const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
-    if (w & (FMPL_DFLAG_ACK << 8)) {
-        /* the sender has received our messages up to this one */
-        uint32_t done;
-        memcpy(&done, inl + FMPL_ACK_OFF, sizeof done);
-        fmpl_slot(req->peer, req->mai)->peer_done = done;
-    }
     switch ((w >> 16) & 0xff) {
     case FMPL_DST_OK:
         req->status = FMPL_SUCCESS;
@@ -162,9 +168,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
-    fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
-    sl->recv_done = req->seq;      /* the record is free for the next */
-    sl->recv_early = !!(w & (FMPL_DFLAG_EARLY << 8));
+    fmpl_p2p_rec_taken(req->peer, req->mai, req->seq, w, inl);
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
     fmpl_req_dereg(req);
     return 1;

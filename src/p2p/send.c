@@ -9,22 +9,26 @@
 #include "p2p/spill.h"
 
 /* May send `seq` of `size` bytes go out before its header (p2p.h)?  The
- * peer has taken our previous message, and its last receive here (header
- * word `w`, not ours yet) had room for this one. */
-static int early_ok(int dst, int mai, volatile uint8_t *line, uint64_t w, uint32_t seq,
-                    size_t size)
+ * peer has taken our previous message, and its last receive here (not
+ * this one yet) had room for it: any room when `want` is 0, else exactly
+ * the size word `want` (a matrix receive: bytes and shape tag). */
+int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want)
 {
-    if (size > FMPL_INLINE_MAX || fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq ||
-        (w >> 32) == 0)
+    if (size > FMPL_INLINE_MAX || fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq)
         return 0;
+    volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, dst, mai);
+    uint32_t hseq = (uint32_t)(fmpl_line_word(line, FMPL_HDR_OFF) >> 32);
+    if (hseq == 0 || hseq == seq)
+        return 0;                  /* no receive seen yet, or this one is posted */
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
-    return (h->size & FMPL_HDR_SIZE_MASK) >= size;
+    uint64_t hsize = h->size;
+    return want ? hsize == want : (hsize & FMPL_HDR_SIZE_MASK) >= size;
 }
 
 /* Tell the peer, in the free tail of our record, the last of its messages
  * on this index we have received: it may then send its next small one
  * early.  Returns the record's new length. */
-static unsigned add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int mai)
+unsigned fmpl_p2p_add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int mai)
 {
     uint32_t done = fmpl_slot(dst, mai)->recv_done;
     if (reclen > 8 + FMPL_ACK_OFF || done == 0)
@@ -53,7 +57,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     fmpl_data_rec_t rec;
     unsigned reclen = 8;
     if ((uint32_t)(w >> 32) != seq) {
-        if (!early_ok(dst, mai, line, w, seq, size))
+        if (!fmpl_p2p_early_ok(dst, mai, seq, size, 0))
             return 0;
         /* the receive is not posted yet: write the record now */
         rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY,
@@ -130,7 +134,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         *status = rc;
     }
 notify:
-    reclen = add_ack(&rec, reclen, dst, mai);
+    reclen = fmpl_p2p_add_ack(&rec, reclen, dst, mai);
     int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0, comp);
     if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = nrc;

@@ -18,6 +18,13 @@
  *   cancel   rank 1 posts an irecv and cancels it while an early message
  *            may arrive: whichever wins, the message is received exactly
  *            once, whole, by the cancelled receive or by the next one.
+ *   matrix   fmpl_comm_sendm/recvm of small matrices on FMPL_COMM_WORLD:
+ *            one sent before its receive is posted, strided 2 x 2 ones
+ *            both ways, and one of 2 x 1 met by a receive of 1 x 2:
+ *            FMPL_ERR_SHAPE for the receiver, its matrix untouched, the
+ *            sender FMPL_SUCCESS.  A matrix send returns anyway (it queues
+ *            a copy), so these check the early path's delivery and shape
+ *            check, which it takes here, not that it was taken.
  *
  *   -n N   ping-pong rounds per size and stream length (default 20)
  */
@@ -131,6 +138,70 @@ static void cancel(int n)
     }
 }
 
+/* a small matrix message from `from` to the other rank on the world */
+static void mx_one_way(int from, const fmpl_matrix_t *shape, uint64_t seed)
+{
+    double a[16];
+    if (prog_me == from) {
+        pat_fill(a, sizeof a, seed, prog_me, 0);
+        CHECK_RC(fmpl_comm_sendm(a, shape, peer, FMPL_COMM_WORLD), FMPL_SUCCESS);
+        return;
+    }
+    double want[16];
+    pat_fill(want, sizeof want, seed, peer, 0);
+    for (int k = 0; k < 16; k++)
+        a[k] = -1.0;
+    CHECK_RC(fmpl_comm_recvm(a, shape, peer, FMPL_COMM_WORLD), FMPL_SUCCESS);
+    for (size_t j = 0; j < shape->n; j++)
+        for (size_t i = 0; i < shape->ld; i++) {
+            size_t k = j * shape->ld + i;
+            if (i < shape->m)
+                CHECK(memcmp(&a[k], &want[k], sizeof a[k]) == 0, "matrix element %zu", k);
+            else
+                CHECK(a[k] == -1.0, "element %zu between the columns was written", k);
+        }
+}
+
+static void matrix(int n)
+{
+    fmpl_matrix_t one = { .esize = sizeof(double), .m = 1, .n = 1, .ld = 1, .uplo = 'G' };
+    fmpl_matrix_t sq = { .esize = sizeof(double), .m = 2, .n = 2, .ld = 3, .uplo = 'G' };
+    fmpl_matrix_t col = { .esize = sizeof(double), .m = 2, .n = 1, .ld = 2, .uplo = 'G' };
+    fmpl_matrix_t row = { .esize = sizeof(double), .m = 1, .n = 2, .ld = 1, .uplo = 'G' };
+    double a[4];
+    mx_one_way(0, &one, 900);
+    mx_one_way(1, &one, 901);
+    if (prog_me == 0) {            /* before its receive is posted */
+        a[0] = 42.5;
+        CHECK_RC(fmpl_comm_sendm(a, &one, peer, FMPL_COMM_WORLD), FMPL_SUCCESS);
+        CHECK_RC(fmpl_send(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+    } else {
+        CHECK_RC(fmpl_recv(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+        a[0] = 0;
+        CHECK_RC(fmpl_comm_recvm(a, &one, peer, FMPL_COMM_WORLD), FMPL_SUCCESS);
+        CHECK(a[0] == 42.5, "early matrix element %g, want 42.5", a[0]);
+    }
+    for (int i = 0; i < n; i++) {
+        mx_one_way(0, &sq, 1000 + (size_t)i);
+        mx_one_way(1, &sq, 2000 + (size_t)i);
+    }
+    mx_one_way(0, &col, 3000);
+    mx_one_way(1, &col, 3001);
+    if (prog_me == 0) {            /* 2 x 1 again, early; met by a 1 x 2 */
+        a[0] = 1;
+        a[1] = 2;
+        CHECK_RC(fmpl_comm_sendm(a, &col, peer, FMPL_COMM_WORLD), FMPL_SUCCESS);
+        CHECK_RC(fmpl_send(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+    } else {
+        CHECK_RC(fmpl_recv(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+        a[0] = a[1] = -1;
+        CHECK_RC(fmpl_comm_recvm(a, &row, peer, FMPL_COMM_WORLD), FMPL_ERR_SHAPE);
+        CHECK(a[0] == -1 && a[1] == -1, "a receive of the wrong shape was written");
+    }
+    mx_one_way(0, &row, 4000);     /* the pair still works */
+    mx_one_way(1, &row, 4001);
+}
+
 int main(int argc, char **argv)
 {
     long n = 20;
@@ -146,9 +217,10 @@ int main(int argc, char **argv)
         truncate_early();
         pingpong((int)n);
         cancel((int)n);
+        matrix((int)n);
     }
     if (prog_me == 0)
-        printf("early: before-post, truncate, ping-pong 0..24 B x %ld, streams, %ld cancels\n",
-               n, n);
+        printf("early: before-post, truncate, ping-pong 0..24 B x %ld, streams, %ld cancels, "
+               "matrices\n", n, n);
     return prog_finish();
 }
