@@ -172,7 +172,7 @@ static int early_send(mx_op_t *o)
     rec.word = fmpl_data_word(o->seq, FMPL_DST_OK,
                               FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY | FMPL_DFLAG_TAG,
                               (unsigned)bytes);
-    if (o->packed)
+    if (o->packed || fmpl_mshape_contig(&o->s))
         memcpy(rec.inl, o->a, bytes);
     else
         fmpl_mshape_pack(&o->s, o->a, rec.inl);
