@@ -39,16 +39,17 @@
  * previous one.  Over a network each notification costs a message, and in
  * a ping-pong the header of the next receive travels right behind the
  * reply it waits for, so two messages per exchange sit on the critical
- * path where MPI's eager protocol has one.  So a plain data record also
- * carries, in its last four bytes (FMPL_DFLAG_ACK), the last of the
- * peer's messages on the same index that we have received: with it the
- * peer may write its next small message at once, before our header comes.
- * The receiver finds such a record already there when it starts the
- * receive and then posts no header at all.  Exactness is kept where it is
- * cheap: an early send goes out only if the receiver's last header had
- * room for it, and its truncation is still the receiver's
- * FMPL_ERR_TRUNCATE with the buffer untouched; the sender, which has
- * returned, sees FMPL_SUCCESS (fmpl.h).
+ * path where MPI's eager protocol has one.  So a data record (plain or
+ * matrix) also carries, in its last four bytes (FMPL_DFLAG_ACK), the last
+ * of the peer's messages on the same index that we have received: with it
+ * the peer may write its next small message at once, before our header
+ * comes.  The receiver finds such a record already there when it starts
+ * the receive and then posts no header at all.  Exactness is kept where
+ * it is cheap: an early send goes out only if the receiver's last header
+ * had room for it (a matrix: had exactly its size and shape tag, and the
+ * tag travels along, FMPL_DFLAG_TAG), and a mismatch is still the
+ * receiver's FMPL_ERR_TRUNCATE or FMPL_ERR_SHAPE with its buffer
+ * untouched; the sender, which has returned, sees FMPL_SUCCESS (fmpl.h).
  *
  * Where a notification costs a system call on each side (the kernel's
  * network stack), the header the receiver posts anyway still costs about
@@ -58,7 +59,6 @@
  * may not go early (no acknowledgement: a one-way stream) waits that long
  * once, and the receiver then posts its headers at once again.
  */
-#define FMPL_EARLY_PATIENCE 100e-6
 #ifndef FMPL_P2P_H
 #define FMPL_P2P_H
 
@@ -81,6 +81,8 @@ enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
 #define FMPL_HDR_SIZE_BITS 40
 #define FMPL_HDR_SIZE_MASK ((UINT64_C(1) << FMPL_HDR_SIZE_BITS) - 1)
 #define FMPL_HDR_POSTED_M  8
+/* how long a blocking small receive after an early one holds its header */
+#define FMPL_EARLY_PATIENCE 100e-6
 /* how long a split sender waits for an idle receiver to start reading */
 #define FMPL_SPLIT_PATIENCE 20e-6
 enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3 };
@@ -97,9 +99,9 @@ static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(u
 #define FMPL_DFLAG_ACK    2u   /* inl[FMPL_ACK_OFF..+4]: our last receive done */
 #define FMPL_DFLAG_EARLY  4u   /* sent before its header */
 #define FMPL_DFLAG_TAG    8u   /* inl[FMPL_TAG_OFF..+4]: an early matrix send's shape tag */
+#define FMPL_ACK_OFF      (FMPL_INLINE_MAX - 4)
 #define FMPL_TAG_OFF      (FMPL_ACK_OFF - 4)
 #define FMPL_MX_EARLY_MAX FMPL_TAG_OFF   /* the bytes an early matrix send carries */
-#define FMPL_ACK_OFF      (FMPL_INLINE_MAX - 4)
 
 typedef struct fmpl_hdr_rec {
     uint64_t word;

@@ -43,10 +43,10 @@ unsigned fmpl_p2p_add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int ma
  * Returns 0 while the receive is not posted (and the message may not go
  * early), 1 once the data and the completion record are written or queued
  * (*status tells the outcome; the source may be reused when comp->pending
- * is 0).  With `split` non-NULL a
- * large message may be split: *split = 1 says the receiver is reading its
- * part through *skey (registered: deregister it once the send is done)
- * and split_done() must finish the send.
+ * is 0).  With `split` non-NULL a large message may be split: *split = 1
+ * says the receiver is reading its part through *skey (registered:
+ * deregister it once the send is done) and split_done() must finish the
+ * send.
  */
 int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                    fmpl_tl_comp_t *comp, int *status, int *split, fmpl_tl_key_t *skey)
