@@ -57,6 +57,8 @@ static const struct spec p2p_specs[] = {
     {"blacs_p2p", 2, NOCMA, {"-P", "sba", "-T", "c", NULL}},
     {"blacs_p2p", 3, PTHR, {"-P", "sa", "-T", "is", NULL}},
     {"blacs_p2p", 2, "FMPL_SHM_EAGER=1024", {"-P", "sb", NULL}},
+    /* strided columns through the shallowest FIFO (shm.h): puts wait for room */
+    {"blacs_p2p", 2, "FMPL_SHM_FIFO=16K", {"-P", "asb", "-T", "dz", NULL}},
 };
 
 static const struct spec coll_specs[] = {

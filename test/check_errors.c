@@ -253,6 +253,31 @@ START_TEST(test_peer_timeout)
 }
 END_TEST
 
+/* ranks whose shared-memory layouts differ (FMPL_SHM_FIFO set for one):
+ * fmpl_init fails on both with a message that says why, nobody hangs */
+START_TEST(test_layout_mismatch)
+{
+    job_t j;
+    char cmd[PATH_MAX + 128], left[1024];
+    snprintf(cmd, sizeof cmd,
+             "if [ \"$FMPL_RANK\" = 1 ]; then export FMPL_SHM_FIFO=512K; fi; exec %s",
+             tl_path("test/progs/hello"));
+    int st = run_cmd(&j, "!FMPL_SHM_FIFO", 60, "bin/fmplrun", "-n", "2", "-t", "30",
+                     "sh", "-c", cmd, NULL);
+    job_log(&j, "layout_mismatch");
+    ck_assert_msg(st != 0 && st != TL_HARD_TIMEOUT && st != 124,
+                  "FMPL_SHM_FIFO on rank 1 only: status %d, expected a failure; output:\n%s",
+                  st, job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "FMPL_SHM_FIFO differ between the ranks"),
+                  "no message naming FMPL_SHM_FIFO; output:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "fmpl_init(nidx) returned -3 FMPL_ERR_ARG"),
+                  "fmpl_init did not return FMPL_ERR_ARG; output:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 20, "took %.1f s", j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
 /* a rank that never joins: the others' fmpl_init must fail, not hang */
 START_TEST(test_death_before_init)
 {
@@ -321,6 +346,7 @@ static Suite *errors_suite(void)
     tcase_add_loop_test(tc, test_kill, 0, (int)(sizeof kill_specs / sizeof kill_specs[0]));
     tcase_add_test(tc, test_kill_status);
     tcase_add_test(tc, test_peer_timeout);
+    tcase_add_test(tc, test_layout_mismatch);
     tcase_add_loop_test(tc, test_death_before_init, 0, 2);
     tcase_add_test(tc, test_exit_without_finalize);
     suite_add_tcase(s, tc);

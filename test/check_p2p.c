@@ -47,6 +47,9 @@ static const struct spec pingpong_specs[] = {
     {"pingpong", 0, NULL, {"-m", "1M", NULL}},
     {"pingpong", 2, NULL, {"-r", "20", "-m", "4096", "-x", "7", NULL}},
     {"pingpong", 2, "FMPL_TRANSPORT=shm FMPL_VERBOSE=1", {"-m", "64K", NULL}},
+    /* the shallowest FIFO (two chunks): almost every put waits for room */
+    {"pingpong", 2, "FMPL_SHM_FIFO=16K " NOCMA, {"-m", "1M", "-i", NULL}},
+    {"pingpong", 3, "FMPL_SHM_FIFO=16K", {"-m", "1M", NULL}},
 };
 
 static const struct spec random_specs[] = {
@@ -65,6 +68,7 @@ static const struct spec random_specs[] = {
     {"random", 3, NULL, {"-s", "13", "-I", "200000", "-k", "40", NULL}},
     {"random", 3, NOCMA, {"-s", "14", "-I", "1", "-k", "1", "-R", "40", NULL}},
     {"random", 4, NOCMA, {"-s", "15", "-R", "40", "-k", "8", "-M", "300K", "-a", NULL}},
+    {"random", 4, "FMPL_SHM_FIFO=16K " NOCMA, {"-s", "16", "-k", "8", "-M", "100K", NULL}},
 };
 
 static const struct spec spill_specs[] = {

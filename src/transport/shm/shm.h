@@ -36,7 +36,17 @@
 
 #define FMPL_SHM_MAGIC     0x464d504c53484d31ull   /* "FMPLSHM1" */
 #define FMPL_SHM_CHUNK     8192                   /* FIFO chunk payload */
-#define FMPL_SHM_NCHUNK    32                     /* chunks per FIFO */
+/* Bytes of FIFO chunks per ordered pair: as deep as FMPL_SHM_FIFO_BUDGET
+ * spread over the peers allows, within [MIN, MAX] (FMPL_SHM_FIFO sets it).
+ * Depth is what streams need: on a 2-vCPU VM 8-64 KiB messages went
+ * through 256 KiB FIFOs at 8 GB/s and through 2 MiB ones at 17-25 GB/s,
+ * a strided 1000 x 1000 matrix in 1.2 ms and 0.75 ms (bench/bw,
+ * bench/blacs).  Pages are touched only as a FIFO is used, so a job pays
+ * for the pairs that stream, at most the budget per process. */
+#define FMPL_SHM_FIFO_MIN    (256u * 1024)
+#define FMPL_SHM_FIFO_MAX    (2u * 1024 * 1024)
+#define FMPL_SHM_FIFO_LIMIT  (64u * 1024 * 1024)  /* largest FMPL_SHM_FIFO */
+#define FMPL_SHM_FIFO_BUDGET (16u * 1024 * 1024)
 #define FMPL_SHM_REC_MAX   32                     /* notify record bytes */
 
 /* key kinds */
@@ -52,6 +62,9 @@ typedef struct fmpl_shm_seg_hdr {
     int32_t  pid, rank, size, nidx;
     uint64_t seg_len;
     uint64_t lines_off, fifo_off, acks_off, coll_off, hb_data_off;
+    uint64_t fifo_stride;          /* bytes from one FIFO to the next */
+    uint32_t fifo_nchunk;          /* chunks per FIFO */
+    uint32_t pad;
     uint64_t self_addr;            /* where the owner maps it: a CMA probe target */
 } fmpl_shm_seg_hdr_t;
 
@@ -72,9 +85,11 @@ typedef struct fmpl_shm_chunk {
     uint8_t  rec[FMPL_SHM_REC_MAX];
 } fmpl_shm_chunk_t;
 
+/* One FIFO in its writer's segment: fifo_nchunk descriptors, then as
+ * many chunks of FMPL_SHM_CHUNK bytes (a view; the layout has the sizes). */
 typedef struct fmpl_shm_fifo {
-    fmpl_shm_chunk_t desc[FMPL_SHM_NCHUNK];
-    uint8_t data[FMPL_SHM_NCHUNK][FMPL_SHM_CHUNK];
+    fmpl_shm_chunk_t *desc;
+    uint8_t *data;
 } fmpl_shm_fifo_t;
 
 typedef struct fmpl_shm_ack {
@@ -160,9 +175,17 @@ static inline uint8_t *fmpl_shm_line(fmpl_shm_t *s, int writer, int reader, int 
     return s->peers[writer].base + s->layout.lines_off +
            ((size_t)reader * (size_t)s->layout.nidx + (size_t)idx) * FMPL_TL_LINE;
 }
-static inline fmpl_shm_fifo_t *fmpl_shm_fifo(fmpl_shm_t *s, int writer, int reader)
+static inline fmpl_shm_fifo_t fmpl_shm_fifo(fmpl_shm_t *s, int writer, int reader)
 {
-    return (fmpl_shm_fifo_t *)(s->peers[writer].base + s->layout.fifo_off) + reader;
+    uint8_t *f = s->peers[writer].base + s->layout.fifo_off +
+                 (size_t)reader * s->layout.fifo_stride;
+    return (fmpl_shm_fifo_t){ .desc = (fmpl_shm_chunk_t *)(void *)f,
+                              .data = f + (size_t)s->layout.fifo_nchunk *
+                                          sizeof(fmpl_shm_chunk_t) };
+}
+static inline uint8_t *fmpl_shm_fifo_chunk(fmpl_shm_fifo_t f, unsigned k)
+{
+    return f.data + (size_t)k * FMPL_SHM_CHUNK;
 }
 static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 {

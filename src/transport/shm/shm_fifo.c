@@ -2,7 +2,7 @@
  * shm_fifo.c - the pipelined path: one FIFO per ordered pair of processes.
  *
  * This is the transport's emulated NIC.  The sender copies data into
- * FMPL_SHM_NCHUNK chunks of its own segment and publishes each chunk's
+ * the fifo_nchunk chunks (shm.h) of its own segment and publishes each chunk's
  * descriptor; the receiver's progress copies each chunk to its final
  * place (the key's address in the receiver) and acknowledges.  Sender and
  * receiver copy at the same time, so a medium message costs little more
@@ -19,7 +19,7 @@
 #include "core/log.h"
 #include "transport/shm/shm.h"
 
-static fmpl_shm_fifo_t *out_fifo(fmpl_shm_t *s, int peer)
+static fmpl_shm_fifo_t out_fifo(fmpl_shm_t *s, int peer)
 {
     return fmpl_shm_fifo(s, s->tl->rank, peer);
 }
@@ -28,11 +28,12 @@ static fmpl_shm_fifo_t *out_fifo(fmpl_shm_t *s, int peer)
 static int has_room(fmpl_shm_t *s, int peer)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    if (p->produced - p->acked < FMPL_SHM_NCHUNK)
+    uint64_t nchunk = s->layout.fifo_nchunk;
+    if (p->produced - p->acked < nchunk)
         return 1;
     p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
                                     memory_order_acquire);
-    return p->produced - p->acked < FMPL_SHM_NCHUNK;
+    return p->produced - p->acked < nchunk;
 }
 
 int fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer)
@@ -58,13 +59,13 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
                         const fmpl_tl_key_t *key, uint64_t roff)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    fmpl_shm_fifo_t *f = out_fifo(s, peer);
+    fmpl_shm_fifo_t f = out_fifo(s, peer);
     size_t done = 0;
     while (done < len && has_room(s, peer)) {
-        unsigned k = (unsigned)(p->produced % FMPL_SHM_NCHUNK);
+        unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
         size_t n = len - done < FMPL_SHM_CHUNK ? len - done : FMPL_SHM_CHUNK;
-        fmpl_shm_chunk_t *d = &f->desc[k];
-        memcpy(f->data[k], src + done, n);
+        fmpl_shm_chunk_t *d = &f.desc[k];
+        memcpy(fmpl_shm_fifo_chunk(f, k), src + done, n);
         d->kind = FMPL_SHM_CH_DATA;
         d->len = (uint32_t)n;
         d->addr = key->addr + roff + done;
@@ -82,7 +83,7 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     if (!has_room(s, peer))
         return 0;
     fmpl_shm_peer_t *p = &s->peers[peer];
-    fmpl_shm_chunk_t *d = &out_fifo(s, peer)->desc[p->produced % FMPL_SHM_NCHUNK];
+    fmpl_shm_chunk_t *d = &out_fifo(s, peer).desc[p->produced % s->layout.fifo_nchunk];
     d->kind = FMPL_SHM_CH_NOTIFY;
     d->len = len;
     d->addr = (uint64_t)idx;
@@ -176,18 +177,18 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
 int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    fmpl_shm_fifo_t *f = fmpl_shm_fifo(s, peer, s->tl->rank);
+    fmpl_shm_fifo_t f = fmpl_shm_fifo(s, peer, s->tl->rank);
     uint64_t n = p->consumed;
     for (;;) {
-        unsigned k = (unsigned)(n % FMPL_SHM_NCHUNK);
-        fmpl_shm_chunk_t *d = &f->desc[k];
+        unsigned k = (unsigned)(n % s->layout.fifo_nchunk);
+        fmpl_shm_chunk_t *d = &f.desc[k];
         if (atomic_load_explicit(&d->seq, memory_order_acquire) != n + 1)
             break;
         if (d->kind == FMPL_SHM_CH_DATA) {
             fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
             uint8_t *dst = fmpl_shm_key_local(s, &key);
             if (dst)
-                memcpy(dst, f->data[k], d->len);
+                memcpy(dst, fmpl_shm_fifo_chunk(f, k), d->len);
             else
                 fmpl_log_err("data from rank %d for an unknown region dropped", peer);
         } else {

@@ -24,8 +24,33 @@
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
-/* Every rank computes the same layout from (size, nidx). */
-static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx)
+/* Chunks per FIFO: FMPL_SHM_FIFO bytes, else the budget over the peers
+ * we serve (shm.h).  Every rank of the segment group computes the same
+ * unless their environments differ, which mapping the peers detects. */
+static uint32_t fifo_nchunk(const fmpl_tl_t *tl)
+{
+    const char *e = getenv("FMPL_SHM_FIFO");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 0);
+        unsigned shift = *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : 0;
+        end += shift != 0;
+        if (!*end && v >= (2u * FMPL_SHM_CHUNK) >> shift && v <= FMPL_SHM_FIFO_LIMIT >> shift)
+            return (uint32_t)((v << shift) / FMPL_SHM_CHUNK);
+        fmpl_log_err("FMPL_SHM_FIFO=%s is not a size from %u to %u bytes (K, M allowed): "
+                     "ignored", e, 2 * FMPL_SHM_CHUNK, FMPL_SHM_FIFO_LIMIT);
+    }
+    int peers = 0;
+    for (int r = 0; r < tl->size; r++)
+        peers += r != tl->rank && fmpl_shm_here(tl, r);
+    size_t bytes = FMPL_SHM_FIFO_BUDGET / (size_t)(peers ? peers : 1);
+    bytes = bytes < FMPL_SHM_FIFO_MIN ? FMPL_SHM_FIFO_MIN
+          : bytes > FMPL_SHM_FIFO_MAX ? FMPL_SHM_FIFO_MAX : bytes;
+    return (uint32_t)(bytes / FMPL_SHM_CHUNK);
+}
+
+/* Every rank computes the same layout from (size, nidx, FIFO depth). */
+static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
 {
     size_t off = 4096;
     memset(h, 0, sizeof *h);
@@ -35,7 +60,10 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx)
     h->lines_off = off;
     off = round_up(off + (size_t)size * (size_t)nidx * FMPL_TL_LINE, 4096);
     h->fifo_off = off;
-    off = round_up(off + (size_t)size * sizeof(fmpl_shm_fifo_t), 4096);
+    h->fifo_nchunk = nchunk;
+    h->fifo_stride = round_up((size_t)nchunk * (sizeof(fmpl_shm_chunk_t) + FMPL_SHM_CHUNK),
+                              4096);
+    off = round_up(off + (size_t)size * h->fifo_stride, 4096);
     h->acks_off = off;
     off = round_up(off + (size_t)size * sizeof(fmpl_shm_ack_t), 4096);
     h->coll_off = off;
@@ -65,7 +93,9 @@ void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len)
 int fmpl_shm_seg_create(fmpl_shm_t *s)
 {
     fmpl_tl_t *tl = s->tl;
-    layout(&s->layout, tl->size, tl->nidx);
+    layout(&s->layout, tl->size, tl->nidx, fifo_nchunk(tl));
+    fmpl_log_info("shm: FIFOs of %u KiB to each peer",
+                  s->layout.fifo_nchunk * (FMPL_SHM_CHUNK / 1024));
     s->seg_len = s->layout.seg_len;
 
     s->fd = memfd_create("fmpl-shm", MFD_CLOEXEC);
@@ -118,7 +148,8 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
             return rc ? rc : FMPL_ERR_INTERNAL;
         }
         if (addr.len != s->seg_len) {
-            fmpl_log_err("rank %d has a different segment layout (count differs?)", r);
+            fmpl_log_err("rank %d has a different segment layout (the count of fmpl_init "
+                         "or FMPL_SHM_FIFO differ between the ranks)", r);
             return FMPL_ERR_ARG;
         }
         len = addr.len;            /* now the segment's size */
@@ -136,9 +167,11 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
         p->len = addr.len;
         p->pid = addr.pid;
         const fmpl_shm_seg_hdr_t *h = (const fmpl_shm_seg_hdr_t *)p->base;
-        if (h->magic != FMPL_SHM_MAGIC || h->rank != r || h->nidx != tl->nidx) {
-            fmpl_log_err("rank %d's segment does not match (count %d vs %d)",
-                         r, h->nidx, tl->nidx);
+        if (h->magic != FMPL_SHM_MAGIC || h->rank != r || h->nidx != tl->nidx ||
+            h->fifo_nchunk != s->layout.fifo_nchunk) {
+            fmpl_log_err("rank %d's segment does not match (count %d vs %d, FIFOs of "
+                         "%u vs %u chunks: FMPL_SHM_FIFO differs?)", r, h->nidx, tl->nidx,
+                         h->fifo_nchunk, s->layout.fifo_nchunk);
             return FMPL_ERR_ARG;
         }
     }
