@@ -12,15 +12,18 @@
 # a head h0 where mpirun runs.  Cases, named MODE/PROGRAM:
 #   ofi/...      FMPL_TRANSPORT=ofi FI_PROVIDER=tcp: every peer through
 #                libfabric's tcp provider (pinned to eth0, FI_TCP_IFACE)
-#   default/...  FI_PROVIDER=tcp only: FMPL routes per peer (same host
-#                name: shm, else ofi); the bytes pingpong sends between
-#                hosts are checked, and so are the route lines
-#                FMPL_VERBOSE=1 prints (each rank names shm and ofi)
+#   default/...  nothing set: FMPL routes per peer (same host name: shm,
+#                else ofi) and picks the libfabric provider itself (net
+#                where libfabric has it); the bytes pingpong sends between
+#                hosts are checked, and so are the route and provider lines
+#                FMPL_VERBOSE=1 prints (each rank names shm and ofi, and
+#                the provider is the one FMPL prefers)
 # each of them on 2 hosts x 2 ranks: pingpong -m 4M (--map-by node: both
 # pairs cross hosts; the bytes eth0 sent are checked), random, coll_ops
 # -M 64K, coll_halo -g 2x2x1 -m, mpi_fmpl (Open MPI over its tcp BTL beside
 # FMPL) and the ScaLAPACK solve examples/pdgesv on a 2x2 grid; then
-#   3hosts/...   ofi on 3 hosts x 1 rank: pingpong, coll_ops, pdgesv 1x3
+#   3hosts/...   ofi on 3 hosts x 1 rank over the net provider (tcp where
+#                libfabric has no net): pingpong, coll_ops, pdgesv 1x3
 #   kill/...     a rank killed on host 2 (test/progs/kill: the last rank
 #                SIGKILLs itself; or kill -9 from outside of rank 2, found
 #                with `ip netns pids`): mpirun must exit non-zero within
@@ -164,6 +167,9 @@ check_routes() {
     done
     grep 'route:' "$tmp/out" | grep -q ofi || why="no route line names ofi"
     grep 'route:' "$tmp/out" | grep -q shm || why="no route line names shm"
+    if [ -z "$why" ] && [ "$(grep -c "ofi: provider $AUTO_PROV," "$tmp/out")" -ne "$n" ]; then
+        why="not every rank chose the provider $AUTO_PROV: $(grep -o 'ofi: provider [^,]*' "$tmp/out" | sort | uniq -c | tr '\n' ' ')"
+    fi
 }
 check_routes_traffic() {
     check_routes 4
@@ -183,6 +189,11 @@ cat "$tmp/out"
 H2="--hostfile $NETNS_DIR/hosts.2"
 H3="--hostfile $NETNS_DIR/hosts.3"
 OFI="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=tcp"
+# the provider FMPL picks by itself among the ones for tcp networks
+# (src/transport/ofi/ofi_ops.c): net, the rewrite of tcp, where it exists
+AUTO_PROV="tcp;ofi_rxm"
+fi_info -p net -t FI_EP_RDM >/dev/null 2>&1 && AUTO_PROV=net
+OFI3="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=${AUTO_PROV%%;*}"
 
 # ---- the two modes, 2 hosts x 2 ranks ----------------------------------------
 for mode in ofi default; do
@@ -190,10 +201,10 @@ for mode in ofi default; do
         E=$OFI traffic=check_traffic routes=ok
         export FMPL_NETNS_SHM=private
     elif [ "$routed" = 1 ]; then
-        E="-x FI_PROVIDER=tcp -x FMPL_VERBOSE=1" traffic=check_routes_traffic routes=check_routes4
+        E="-x FMPL_VERBOSE=1" traffic=check_routes_traffic routes=check_routes4
         export FMPL_NETNS_SHM=private
     else
-        E="-x FI_PROVIDER=tcp" traffic=check_traffic routes=ok
+        E="" traffic=check_traffic routes=ok
         export FMPL_NETNS_SHM=shared
     fi
     # shellcheck disable=SC2086 # $H2 and $E are lists of words
@@ -211,11 +222,11 @@ done
 
 # ---- 3 hosts x 1 rank, all over libfabric ------------------------------------
 export FMPL_NETNS_SHM=private
-# shellcheck disable=SC2086 # $H3 and $OFI are lists of words
+# shellcheck disable=SC2086 # $H3 and $OFI3 are lists of words
 {
-job 3hosts/pingpong ok $H3 $OFI -n 3 "$P/pingpong" -m 1M
-job 3hosts/coll_ops ok $H3 $OFI -n 3 "$P/coll_ops" -M 64K
-job 3hosts/pdgesv check_pdgesv $H3 $OFI -n 3 "$TOP/examples/pdgesv" -n 300 -nb 16 -p 1 -q 3
+job 3hosts/pingpong ok $H3 $OFI3 -n 3 "$P/pingpong" -m 1M
+job 3hosts/coll_ops ok $H3 $OFI3 -n 3 "$P/coll_ops" -M 64K
+job 3hosts/pdgesv check_pdgesv $H3 $OFI3 -n 3 "$TOP/examples/pdgesv" -n 300 -nb 16 -p 1 -q 3
 }
 
 # ---- faults -------------------------------------------------------------------
@@ -319,7 +330,7 @@ fault kill/ofi_kill9 2 kill9 $OFI
 }
 FMPL_NETNS_SHM=shared
 [ "$routed" = 1 ] && FMPL_NETNS_SHM=private
-fault kill/default_self 3 self -x FI_PROVIDER=tcp
+fault kill/default_self 3 self
 
 # ---- cleanup: nothing of ours is left ----------------------------------------------
 t0=$(now_ms)

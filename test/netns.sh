@@ -26,7 +26,7 @@
 # The remote agent ($NETNS_DIR/nsrsh HOST CMD) maps an address to its
 # namespace and runs CMD there (through sh -c in a fresh environment with
 # only PATH, HOME and TMPDIR, as ssh would: a job's variables travel with
-# mpirun -x, and FI_TCP_IFACE=eth0 always does) in a UTS
+# mpirun -x, and FI_TCP_IFACE=eth0 and FI_NET_IFACE=eth0 always do) in a UTS
 # namespace of its own with the host's name set, so gethostname() differs
 # per host, and by default in a PID namespace of its own with its own
 # /dev/shm (a private tmpfs): as on separate machines, no shared memory can
@@ -42,7 +42,8 @@
 #   NETNS_HEAD         the head namespace; NETNS_HOSTS its hosts, in order
 #   NETNS_ADDRS        the hosts' addresses, in order
 #   NETNS_IFACE        the hosts' interface name (eth0 in every host:
-#                      FI_TCP_IFACE=eth0 pins libfabric's tcp provider)
+#                      FI_TCP_IFACE=eth0 and FI_NET_IFACE=eth0 pin
+#                      libfabric's tcp and net providers)
 #   NETNS_MPIRUN_ARGS  agent, daemon and BTL/OOB interface options for mpirun
 #   $NETNS_DIR/mpirun  mpirun in the head with those options (a script, so
 #                      that timeout can run it; the lock's fd closed)
@@ -220,7 +221,7 @@ netns_setup() {
     NETNS_MPIRUN_ARGS="$NETNS_MPIRUN_ARGS --mca orte_leave_session_attached 1"
     NETNS_MPIRUN_ARGS="$NETNS_MPIRUN_ARGS --mca oob_tcp_if_include $NETNS_NET.0/24"
     NETNS_MPIRUN_ARGS="$NETNS_MPIRUN_ARGS --mca btl_tcp_if_include $NETNS_NET.0/24"
-    NETNS_MPIRUN_ARGS="$NETNS_MPIRUN_ARGS -x FI_TCP_IFACE=$NETNS_IFACE"
+    NETNS_MPIRUN_ARGS="$NETNS_MPIRUN_ARGS -x FI_TCP_IFACE=$NETNS_IFACE -x FI_NET_IFACE=$NETNS_IFACE"
     # Every host's daemon sees all of this machine's cores as its own and
     # would bind its first rank to core 0, so the ranks of different
     # "hosts" would share one core and every message would wait for a

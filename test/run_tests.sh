@@ -130,27 +130,32 @@ for t in test/check_*; do
 done
 
 # ---- 1b. the same suites on the libfabric transport ------------------
-# One host, every peer through libfabric: the tcp provider (automatic
-# progress) for point-to-point, collectives and BLACS; the shm provider
-# (manual progress, driven by the transport's own thread) for
-# point-to-point.
+# One host, every peer through libfabric: the tcp provider (tcp;ofi_rxm,
+# automatic progress) for point-to-point, collectives and BLACS; the net
+# provider (the tcp rewrite FMPL picks by itself where libfabric has it)
+# and the shm provider (manual progress, driven by the transport's own
+# thread) for point-to-point.
 if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     for t in check_p2p check_coll check_blacs; do
         [ -x "test/$t" ] || continue
         selected "ofi_tcp_$t" "$@" || continue
         run_check "ofi_tcp_$t" "test/$t" FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
     done
+    if [ -x test/check_p2p ] && fi_info -p net > /dev/null 2>&1 &&
+       selected ofi_net_check_p2p "$@"; then
+        run_check ofi_net_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=net
+    fi
     if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
         run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
     fi
     # Routed: every two ranks a host of their own (test/fakehost.sh), so
     # jobs of 3 and more ranks run on the route transport (shm inside a
-    # fake host, libfabric tcp between them) and their collectives on node
-    # leaders; 2-rank jobs share one host (shm).
+    # fake host, libfabric between them, the provider FMPL picks) and
+    # their collectives on node leaders; 2-rank jobs share one host (shm).
     for t in check_p2p check_coll check_blacs; do
         [ -x "test/$t" ] || continue
         selected "route_$t" "$@" || continue
-        run_check "route_$t" "test/$t" FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp
+        run_check "route_$t" "test/$t" -u FI_PROVIDER FMPL_TEST_RANKS_PER_HOST=2
     done
 fi
 
