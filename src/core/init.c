@@ -97,9 +97,8 @@ int fmpl_init(int count)
         release_all();
         return rc;
     }
-    /* Processes outnumbering this machine's cores must yield while waiting. */
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    fmpl_g.oversubscribed = ncpu > 0 && fmpl_g.tl.machine_ranks > ncpu;
+    /* Processes outnumbering the cores they run on must yield while waiting. */
+    fmpl_g.oversubscribed = fmpl_g.tl.crowded;
     rc = fmpl_comm_setup();
     if (rc != FMPL_SUCCESS) {
         release_all();

@@ -20,8 +20,7 @@
 
 /* spins before yielding when we have a core to ourselves */
 #define SPIN_ALONE     20000u
-/* ... when others need it: more ranks than cores, or the kernel's network
- * processing (see spin_limit) */
+/* ... when other ranks need the core (see spin_limit) */
 #define SPIN_SHARED    8u
 /* seconds between liveness checks while waiting */
 #define CHECK_PERIOD   0.05
@@ -41,31 +40,27 @@ int fmpl_progress(void)
 }
 
 /*
- * Spinning is the fastest wait while what we wait for comes from memory
- * or from a NIC that writes it.  Over the kernel's network stack it is the
- * slowest: the packet is processed by softirq work or a provider thread
- * that needs a core, and a rank spinning on every core holds it up until
- * the scheduler steps in - a tick, milliseconds.  With two ranks of two
- * network namespaces bound to the same core, yielding after a few polls
- * took the 8-byte latency over libfabric tcp from 1050 us to 97 us; with
- * a core each, spinning and yielding measure the same (20-24 us).  With
- * nothing else to run sched_yield returns at once, so the spin costs
- * little either way.
+ * Spinning is the fastest wait while the waiter has a core of its own,
+ * whatever it waits for: shared memory, a NIC, or the kernel's network
+ * stack (whose softirq work runs in the sender's system call or the
+ * interrupt, and whose provider threads preempt a spinning rank when they
+ * wake).  Across two network namespaces with a core each, FMPL's 8-byte
+ * latency over libfabric net was 7.1 us spinning and 7.5 us yielding after
+ * 8 polls (Open MPI, spinning: 7.0).  When ranks crowd their cores
+ * (tl->crowded: more of them than CPUs they may run on, including fake
+ * hosts whose launchers bound ranks to one core) every wait yields early:
+ * two ranks of two namespaces on one core took 1050 us spinning and 97 us
+ * yielding.
  */
-static unsigned spin_limit(int peer)
+static unsigned spin_limit(void)
 {
-    const fmpl_tl_t *tl = &fmpl_g.tl;
-    if (fmpl_g.oversubscribed)
-        return SPIN_SHARED;
-    if (fmpl_tl_kernel(tl, peer))
-        return SPIN_SHARED;
-    return SPIN_ALONE;
+    return fmpl_g.oversubscribed ? SPIN_SHARED : SPIN_ALONE;
 }
 
 void fmpl_wait_init(fmpl_wait_t *w, int peer)
 {
     w->iter = 0;
-    w->spin = spin_limit(peer);
+    w->spin = spin_limit();
     w->peer = peer;
     w->t_start = 0;
     w->t_check = 0;

@@ -12,6 +12,8 @@
  * makes the same one (the transports' start-ups are collective).
  */
 #define _GNU_SOURCE
+#include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,25 +72,49 @@ static void my_machine(char *id, size_t len)
     id[strcspn(id, "\n")] = '\0';
 }
 
-/* host[r] for every rank, numbered in order of first appearance; and how
- * many ranks share this machine.  Published as "host\0machine". */
+/* The CPUs this process may run on (all online ones when unknown). */
+static void my_cpus(cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    if (sched_getaffinity(0, sizeof *set, set) != 0 || CPU_COUNT(set) == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < (n > 0 ? n : 1) && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, set);
+    }
+}
+
+/* What a rank publishes: its CPUs, then "host\0machine\0". */
+typedef struct host_card {
+    cpu_set_t cpus;
+    char names[HOST_MAX + 64];
+} host_card_t;
+
+/* host[r] for every rank, numbered in order of first appearance; how many
+ * ranks share this machine; and whether they crowd our CPUs: more ranks
+ * confined to (a subset of) the CPUs we may use than there are of them -
+ * unbound ranks outnumbering the cores, or fake hosts on one machine
+ * whose launchers bound their first ranks to the same core. */
 static int learn_hosts(fmpl_tl_t *tl, int **hostp)
 {
     fmpl_boot_t *b = tl->boot;
-    char mine[HOST_MAX + 64], machine[64], (*names)[HOST_MAX] = NULL;
+    char machine[64], (*names)[HOST_MAX] = NULL;
+    host_card_t mine = { 0 };
     int *host = calloc((size_t)tl->size, sizeof *host);
     if (!host)
         return FMPL_ERR_NOMEM;
     *hostp = host;
+    my_cpus(&mine.cpus);
     tl->nhosts = 1;
     tl->machine_ranks = 1;
+    tl->crowded = 0;
     if (tl->size == 1)
         return FMPL_SUCCESS;
-    my_host(mine, HOST_MAX);
+    my_host(mine.names, HOST_MAX);
     my_machine(machine, sizeof machine);
-    size_t hl = strlen(mine) + 1;
-    memcpy(mine + hl, machine, strlen(machine) + 1);
-    int rc = b->ops->put(b, "host", mine, hl + strlen(machine) + 1);
+    size_t hl = strlen(mine.names) + 1;
+    memcpy(mine.names + hl, machine, strlen(machine) + 1);
+    int rc = b->ops->put(b, "host", &mine,
+                         offsetof(host_card_t, names) + hl + strlen(machine) + 1);
     if (rc == FMPL_SUCCESS)
         rc = b->ops->fence(b);
     if (rc != FMPL_SUCCESS)
@@ -96,20 +122,27 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
     names = calloc((size_t)tl->size, sizeof *names);
     if (!names)
         return FMPL_ERR_NOMEM;
-    int n = 0;
+    int n = 0, inside = 0;
     tl->machine_ranks = 0;
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
-        size_t len = HOST_MAX + 64;
-        char name[HOST_MAX + 64];
-        rc = b->ops->get(b, r, "host", name, &len);
-        if (rc != FMPL_SUCCESS || len < 2) {
+        size_t len = sizeof(host_card_t);
+        host_card_t card;
+        rc = b->ops->get(b, r, "host", &card, &len);
+        if (rc != FMPL_SUCCESS || len < offsetof(host_card_t, names) + 2) {
             fmpl_log_err("rank %d published no host name", r);
             rc = rc ? rc : FMPL_ERR_INTERNAL;
             break;
         }
+        len -= offsetof(host_card_t, names);
+        char *name = card.names;
         name[len - 1] = '\0';
         size_t hl = strnlen(name, len);
-        tl->machine_ranks += hl + 1 < len && strcmp(name + hl + 1, machine) == 0;
+        if (hl + 1 < len && strcmp(name + hl + 1, machine) == 0) {
+            cpu_set_t both;
+            CPU_AND(&both, &card.cpus, &mine.cpus);
+            tl->machine_ranks++;
+            inside += CPU_EQUAL(&both, &card.cpus);
+        }
         name[HOST_MAX - 1] = '\0';
         int h = 0;
         while (h < n && strcmp(names[h], name) != 0)
@@ -119,6 +152,11 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
         host[r] = h;
     }
     tl->nhosts = n;
+    tl->crowded = inside > CPU_COUNT(&mine.cpus);
+    if (tl->crowded)
+        fmpl_log_info("%d ranks of this machine share the %d CPUs rank %d may use: "
+                      "waits give the core away early", inside, CPU_COUNT(&mine.cpus),
+                      tl->rank);
     free(names);
     return rc;
 }

@@ -169,6 +169,9 @@ struct fmpl_tl {
      * hosts may share: network namespaces, FMPL_HOSTNAME - it is what
      * competes for our cores */
     int machine_ranks;
+    /* ranks of this machine confined to the CPUs we may use outnumber
+     * them: waits must give the core away (core/progress.c) */
+    int crowded;
     /* Set by the route transport for its shm part: serve only the peers
      * with host[peer] == host[rank] and leave the others alone. */
     int host_only;
