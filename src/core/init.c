@@ -97,8 +97,6 @@ int fmpl_init(int count)
         release_all();
         return rc;
     }
-    /* Processes outnumbering the cores they run on must yield while waiting. */
-    fmpl_g.oversubscribed = fmpl_g.tl.crowded;
     rc = fmpl_comm_setup();
     if (rc != FMPL_SUCCESS) {
         release_all();

@@ -54,7 +54,7 @@ int fmpl_progress(void)
  */
 static unsigned spin_limit(void)
 {
-    return fmpl_g.oversubscribed ? SPIN_SHARED : SPIN_ALONE;
+    return fmpl_g.tl.crowded ? SPIN_SHARED : SPIN_ALONE;
 }
 
 void fmpl_wait_init(fmpl_wait_t *w, int peer)

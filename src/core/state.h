@@ -32,7 +32,6 @@ typedef struct fmpl_state {
     fmpl_boot_t boot;
     fmpl_tl_t tl;
     fmpl_slot_t *slots;            /* [size][nidx] */
-    int oversubscribed;            /* ranks crowd our CPUs (fmpl_tl_t.crowded) */
     double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */
     uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies above this */
     int dead_logged;               /* first dead rank reported, -1 none */
