@@ -9,6 +9,9 @@
  * eager thresholds and the progress thread.  Each job runs with
  * fmplrun -t; the Check timeout is larger.
  */
+#define _GNU_SOURCE
+#include <sched.h>
+
 #include "fmpl.h"
 #include "testlib.h"
 
@@ -194,6 +197,44 @@ START_TEST(test_early)
     if (r->k)
         setenv("FMPL_TEST_RANKS_PER_HOST", r->k, 1);
     tl_run_worker("early", r->np, r->env, r->args, JOB_TIMEOUT);
+}
+END_TEST
+
+/* Waits yield early only where ranks crowd their CPUs (transport.c,
+ * core/progress.c): two ranks confined to one CPU say so under
+ * FMPL_VERBOSE and still finish quickly; two unbound ranks on a machine
+ * with two CPUs or more do not. */
+START_TEST(test_crowded)
+{
+    cpu_set_t set;
+    char cpu[16], left[1024];
+    ck_assert_msg(sched_getaffinity(0, sizeof set, &set) == 0, "sched_getaffinity failed");
+    int first = 0;
+    while (!CPU_ISSET(first, &set))
+        first++;
+    snprintf(cpu, sizeof cpu, "%d", first);
+    const char *fmplrun = tl_path("bin/fmplrun"), *prog = tl_path("test/progs/pingpong");
+    for (int bound = 1; bound >= 0; bound--) {
+        if (!bound && CPU_COUNT(&set) < 2)
+            break;                 /* one CPU: every job is crowded */
+        job_t j;
+        int st = bound ? run_cmd(&j, "FMPL_VERBOSE=1", 90, "taskset", "-c", cpu, fmplrun,
+                                 "-n", "2", "-t", "60", prog, "-m", "64K", NULL)
+                       : run_cmd(&j, "FMPL_VERBOSE=1", 90, fmplrun, "-n", "2", "-t", "60",
+                                 prog, "-m", "64K", NULL);
+        job_log(&j, bound ? "crowded_bound" : "crowded_unbound");
+        ck_assert_msg(st == 0, "%s pingpong: status %d; output:\n%s",
+                      bound ? "bound to one CPU:" : "unbound:", st, job_tail(&j, 2000));
+        for (int r = 0; r < 2; r++) {
+            char want[128];
+            snprintf(want, sizeof want, "2 ranks of this machine share the 1 CPUs rank %d", r);
+            ck_assert_msg(job_has(&j, want) == bound, "%s: rank %d %s \"%s\"; output:\n%s",
+                          bound ? "bound to one CPU" : "unbound", r,
+                          bound ? "did not say" : "said", want, job_tail(&j, 2000));
+        }
+        ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+        job_free(&j);
+    }
 }
 END_TEST
 
@@ -407,6 +448,11 @@ static Suite *p2p_suite(void)
     tcase_set_timeout(tc, 90);
     tcase_add_test(tc, test_single_process_job);
     tcase_add_test(tc, test_many_single_jobs);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("crowded");
+    tcase_set_timeout(tc, 240);
+    tcase_add_test(tc, test_crowded);
     suite_add_tcase(s, tc);
 
 #define ADD(name, table)                                                      \
