@@ -47,10 +47,11 @@ ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
 OFI_SRC := $(wildcard src/transport/ofi/*.c src/transport/route/*.c)
 OFI_LIBS := -ldl
 endif
-LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt
+LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm
 
 LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
-                      src/transport/shm/*.c src/fortran/*.c) $(OFI_SRC)
+                      src/transport/shm/*.c src/transport/emu/*.c \
+                      src/transport/tcw/*.c src/fortran/*.c) $(OFI_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
 
@@ -136,7 +137,7 @@ bin/fmplrun: tools/fmplrun.c $(HDRS)
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt|g'
+             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(PC_SED) $< > $@
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile

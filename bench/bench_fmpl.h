@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "fmpl.h"
+#include "bench_util.h"
 
 static void bench_die(const char *what, int rc)
 {
@@ -24,5 +25,9 @@ static void bench_die(const char *what, int rc)
         if (rc_ != FMPL_SUCCESS)                                              \
             bench_die(#call, rc_);                                            \
     } while (0)
+
+/* Time with fmpl_wtime(): this machine's clock, or the emulated machine's
+ * (bench_util.h).  Call after fmpl_init. */
+static inline void bench_fmpl_clock(void) { bu_set_clock(fmpl_wtime); }
 
 #endif

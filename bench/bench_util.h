@@ -55,8 +55,12 @@ size_t bu_sweep_max(const struct bu_opts *o);
  * costs bounded time, never below 2, then times -i. */
 long bu_iters(size_t size, long base, double budget, double scale);
 
-/* Monotonic wall clock in seconds (clock_gettime). */
+/* Monotonic wall clock in seconds (clock_gettime), or the library's clock
+ * once a benchmark has set it: FMPL's benchmarks time with fmpl_wtime(),
+ * which on an emulated machine (FMPL_TRANSPORT=tcw) is that machine's
+ * time - the figures the benchmark prints are then the emulated ones. */
 double bu_now(void);
+void   bu_set_clock(double (*fn)(void));
 
 /* Median, minimum and maximum of n values (v is not modified). */
 double bu_median(const double *v, int n);

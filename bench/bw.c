@@ -128,6 +128,7 @@ int main(int argc, char **argv)
 
     /* One matching-area index per message of a window. */
     CHECK(fmpl_init(o.window > 64 ? o.window : 64));
+    bench_fmpl_clock();
     int rank = fmpl_rank(), np = fmpl_size();
     if (pr == 0 && np < 2) {
         err = "needs at least 2 processes";

@@ -20,6 +20,7 @@ static void cb_init(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     CHECK(fmpl_init(64));
+    bench_fmpl_clock();
     rank = fmpl_rank();
     np = fmpl_size();
 }

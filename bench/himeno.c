@@ -72,6 +72,7 @@ int main(int argc, char **argv)
     int pr = hk_parse(argc, argv, &o, &err);
 
     CHECK(fmpl_init(1));
+    bench_fmpl_clock();
     int rank = fmpl_rank(), np = fmpl_size();
     if (pr == 0 && hk_dims(np, &o.px, &o.py, &err))
         pr = -1;

@@ -87,6 +87,7 @@ int main(int argc, char **argv)
     int pr = bu_parse(argc, argv, 0, &o, &err);
 
     CHECK(fmpl_init(64));
+    bench_fmpl_clock();
     int rank = fmpl_rank(), np = fmpl_size();
     if (pr == 0 && np < 2) {
         err = "needs at least 2 processes";

@@ -190,8 +190,18 @@ const char *fmpl_transport(void);
  * FMPL_ERR_RANK. */
 int fmpl_host(int rank, int *nhosts);
 
-/* fmpl_wtime - wall-clock seconds from a monotonic clock. */
+/* fmpl_wtime - wall-clock seconds from a monotonic clock.  On an emulated
+ * machine (FMPL_TRANSPORT=tcw with its timing model) it is that machine's
+ * clock instead: the seconds the program would have taken there so far
+ * (the CPU time it computed between FMPL calls, and FMPL's calls as the
+ * model times them). */
 double fmpl_wtime(void);
+
+/* fmpl_wtime_emulated - 1 when fmpl_wtime() is an emulated machine's
+ * clock, 0 otherwise (or before fmpl_init).  There, only computation
+ * moves the clock between FMPL calls: a process that sleeps takes no
+ * time. */
+int fmpl_wtime_emulated(void);
 
 /* fmpl_strerror - message for an error code (never NULL). */
 const char *fmpl_strerror(int code);

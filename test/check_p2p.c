@@ -335,6 +335,11 @@ static void single_job(void)
     CRC(fmpl_init(8), FMPL_SUCCESS);
     CCHECK(fmpl_rank() == 0, "rank %d", fmpl_rank());
     CCHECK(fmpl_size() == 1, "size %d", fmpl_size());
+    /* an emulated machine's clock starts at 0 in fmpl_init */
+    if (fmpl_wtime_emulated())
+        t0 = 0;
+    CCHECK(fmpl_wtime() >= t0, "fmpl_wtime went backwards");
+    t0 = fmpl_wtime();
     CCHECK(fmpl_wtime() >= t0, "fmpl_wtime went backwards");
     CRC(fmpl_send(s, 1, 1, 0), FMPL_ERR_RANK);
     for (i = 0; i < (int)sizeof s; i++)

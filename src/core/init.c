@@ -79,11 +79,14 @@ int fmpl_init(int count)
     fmpl_log_info("bootstrap %s: rank %d of %d, job %s", fmpl_g.boot.ops->name,
                   fmpl_g.boot.rank, fmpl_g.boot.size, fmpl_g.boot.jobid);
 
-    /* the user's indices, then the communicators' and the halo exchanges' */
+    /* the user's indices, then the communicators' and the halo exchanges',
+     * and one for point-to-point control */
     fmpl_g.user_nidx = count;
     fmpl_g.max_comms = env_int("FMPL_MAX_COMMS", FMPL_MAX_COMMS_DEFAULT, 1, 4096);
     fmpl_g.max_halos = env_int("FMPL_MAX_HALOS", FMPL_MAX_HALOS_DEFAULT, 0, 4096);
-    fmpl_g.nidx = count + fmpl_g.max_comms * FMPL_COMM_NIDX + fmpl_g.max_halos * FMPL_HALO_NIDX;
+    fmpl_g.nidx = count + fmpl_g.max_comms * FMPL_COMM_NIDX + fmpl_g.max_halos * FMPL_HALO_NIDX
+                  + 1;
+    fmpl_g.ctl_idx = fmpl_g.nidx - 1;
     fmpl_g.slots = calloc((size_t)fmpl_g.boot.size * (size_t)fmpl_g.nidx, sizeof *fmpl_g.slots);
     if (!fmpl_g.slots) {
         release_all();
@@ -97,7 +100,9 @@ int fmpl_init(int count)
         release_all();
         return rc;
     }
+    fmpl_enter();                  /* an emulated machine's clock starts here */
     rc = fmpl_comm_setup();
+    fmpl_leave();
     if (rc != FMPL_SUCCESS) {
         release_all();
         return rc;
@@ -105,10 +110,15 @@ int fmpl_init(int count)
     fmpl_g.initialized = 1;
     /* FMPL_PROGRESS_THREAD=1: from the start; unset: once a locally
      * blocking send had to be queued (its receiver may be waiting while
-     * we block outside FMPL, e.g. in MPI); 0: never */
+     * we block outside FMPL, e.g. in MPI); 0: never.  Not on an emulated
+     * machine with a clock: its time would depend on when the thread
+     * happened to run; every FMPL call makes progress there instead. */
     const char *lazy = getenv("FMPL_PROGRESS_THREAD");
-    fmpl_g.thread_lazy = !lazy || !*lazy;
-    if (env_flag("FMPL_PROGRESS_THREAD") && fmpl_progress_thread_start() != FMPL_SUCCESS) {
+    fmpl_g.thread_lazy = (!lazy || !*lazy) && !fmpl_g.tl.clock;
+    if (fmpl_g.tl.clock && env_flag("FMPL_PROGRESS_THREAD"))
+        fmpl_log_info("FMPL_PROGRESS_THREAD ignored: %s keeps an emulated clock",
+                      fmpl_g.tl.ops->name);
+    else if (env_flag("FMPL_PROGRESS_THREAD") && fmpl_progress_thread_start() != FMPL_SUCCESS) {
         fmpl_g.initialized = 0;
         release_all();
         return FMPL_ERR_SYSTEM;
@@ -129,6 +139,16 @@ int fmpl_finalize(void)
         rc = mrc;
     fmpl_leave();
     fmpl_progress_thread_stop();
+    /* Without remote atomics a cancel needs its sender's answer (cancel.c):
+     * answer until everybody has arrived. */
+    if (!(fmpl_g.tl.caps & FMPL_TL_CAP_CAS) && fmpl_g.boot.size > 1) {
+        int brc = fmpl_barrier(FMPL_COMM_WORLD);
+        if (rc == FMPL_SUCCESS)
+            rc = brc;
+    }
+    /* An emulated machine: we kick nothing more, nobody waits for our clock. */
+    if (fmpl_g.tl.clock)
+        fmpl_g.tl.clock->finish(&fmpl_g.tl);
     /* Nobody may still need us once everybody has arrived here. */
     int frc = fmpl_g.boot.ops->fence(&fmpl_g.boot);
     if (rc == FMPL_SUCCESS)
@@ -136,6 +156,7 @@ int fmpl_finalize(void)
     fmpl_spill_free();
     fmpl_p2p_send_forget();
     fmpl_p2p_recv_forget();
+    fmpl_p2p_cancel_forget();
     fmpl_mx_forget();
     fmpl_g.boot.ops->mark_finalized(&fmpl_g.boot);
     fmpl_g.initialized = 0;
@@ -172,8 +193,12 @@ int fmpl_host(int rank, int *nhosts)
     return fmpl_g.tl.host[rank];
 }
 
+int fmpl_wtime_emulated(void) { return fmpl_g.initialized && fmpl_g.tl.clock != NULL; }
+
 double fmpl_wtime(void)
 {
+    if (fmpl_g.tl.clock)
+        return fmpl_g.tl.clock->now(&fmpl_g.tl);
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;

@@ -8,6 +8,13 @@
  * fmpl_wait_idle() backs off (pause, then sched_yield at once when the
  * processes outnumber the cores) and now and then checks that `peer` (or
  * anybody, for peer -1) is alive, returning FMPL_ERR_PEER if not.
+ *
+ * On an emulated machine (a transport with a clock, transport.h) the
+ * wait is in that machine's time: fmpl_wait_idle moves the clock to the
+ * next thing that happens, or to the wait's deadline
+ * (fmpl_wait_deadline, in fmpl_wtime() seconds) if one is set - a loop
+ * that gives up at a time must set it, or its clock never gets there.
+ * Liveness checks and FMPL_PEER_TIMEOUT stay in this machine's time.
  */
 #ifndef FMPL_PROGRESS_H
 #define FMPL_PROGRESS_H
@@ -16,11 +23,14 @@ typedef struct fmpl_wait {
     unsigned iter;
     unsigned spin;                 /* idle polls before yielding the core */
     int peer;
-    double t_start, t_check;
+    double t_start, t_check;       /* real time */
+    double deadline;               /* fmpl_wtime() the waiter gives up at, < 0: none */
 } fmpl_wait_t;
 
 int  fmpl_progress(void);
 void fmpl_wait_init(fmpl_wait_t *w, int peer);
+static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = t; }
+double fmpl_rtime(void);           /* this machine's clock, whatever transport runs */
 int  fmpl_wait_idle(fmpl_wait_t *w);
 int  fmpl_check_peer(int peer);
 

@@ -19,6 +19,10 @@ typedef struct fmpl_slot {
     uint32_t recv_done, peer_done;
     uint8_t send_busy, recv_busy;
     uint8_t recv_early;            /* the last message received here came early */
+    /* without remote atomics (cancel.c): the last of our sends whose
+     * record is written, and the last cancel request of the peer we
+     * answered on this slot */
+    uint32_t send_issued, cancel_done;
 } fmpl_slot_t;
 
 struct fmpl_spill;
@@ -28,6 +32,7 @@ typedef struct fmpl_state {
     int verbose;
     int nidx;                      /* all indices: the user's, then the library's */
     int user_nidx;                 /* fmpl_init's count: 0 .. user_nidx-1 */
+    int ctl_idx;                   /* the last index: point-to-point control (cancel.c) */
     int max_comms, max_halos;      /* FMPL_MAX_COMMS, FMPL_MAX_HALOS */
     fmpl_boot_t boot;
     fmpl_tl_t tl;
@@ -51,14 +56,20 @@ static inline fmpl_slot_t *fmpl_slot(int peer, int mai)
     return &fmpl_g.slots[(size_t)peer * (size_t)fmpl_g.nidx + (size_t)mai];
 }
 
-/* API entry/exit: serialise with the progress thread when it runs. */
+/* API entry/exit: serialise with the progress thread when it runs; on
+ * an emulated machine, tell its clock (transport.h) where the program's
+ * own computing ends and starts again. */
 static inline void fmpl_enter(void)
 {
     if (fmpl_g.thread_on)
         pthread_mutex_lock(&fmpl_g.lock);
+    if (fmpl_g.tl.clock)
+        fmpl_g.tl.clock->enter(&fmpl_g.tl);
 }
 static inline void fmpl_leave(void)
 {
+    if (fmpl_g.tl.clock)
+        fmpl_g.tl.clock->exit(&fmpl_g.tl);
     if (fmpl_g.thread_on)
         pthread_mutex_unlock(&fmpl_g.lock);
 }

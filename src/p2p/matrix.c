@@ -427,19 +427,25 @@ int fmpl_mx_send(const void *a, const fmpl_mshape_t *s, int peer, int idx, int a
     /* Wait about as long as packing would take (a copy at ~4 GB/s), then
      * pack: never more than twice the best choice in hindsight. */
     double grace = 2e-6 + (double)nbytes(s) * 0.25e-9, t0 = 0;
+    int timed = 0;
     fmpl_wait_t w;
     fmpl_wait_init(&w, peer);
     for (unsigned i = 0;; i++) {
         int n = fmpl_progress();
         if (mx_try(&o))
             return o.status;
-        /* the clock only after a few polls: most receives are there */
-        if (!o.issued && !o.plain && i % 16 == 15) {
+        /* the clock only after a few polls: most receives are there (an
+         * emulated clock moves only when we wait: look at once, and tell
+         * the wait when we give up) */
+        if (!o.issued && !o.plain && (i % 16 == 15 || fmpl_g.tl.clock)) {
             double now = fmpl_wtime();
-            if (t0 == 0)
+            if (!timed) {
+                timed = 1;
                 t0 = now;
-            else if (now - t0 >= grace)
+                fmpl_wait_deadline(&w, t0 + grace);
+            } else if (now - t0 >= grace) {
                 return queue(&o);
+            }
         }
         int rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);
         if (rc != FMPL_SUCCESS) {

@@ -74,7 +74,7 @@
 
 enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
        FMPL_HDR_CANCELLED = 4, FMPL_HDR_READ_DONE = 5, FMPL_HDR_READ_FAIL = 6,
-       FMPL_HDR_READING = 7 };
+       FMPL_HDR_READING = 7, FMPL_HDR_CANCEL_REQ = 9 /* cancel.c, after POSTED_M */ };
 /* A header's size word: the receive's bytes below, a matrix receive's
  * shape tag (matrix.h) above; FMPL_HDR_POSTED_M: a matrix receive whose
  * layout record waits on the communicator's AUX index. */
@@ -85,7 +85,8 @@ enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
 #define FMPL_EARLY_PATIENCE 100e-6
 /* how long a split sender waits for an idle receiver to start reading */
 #define FMPL_SPLIT_PATIENCE 20e-6
-enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3 };
+enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3,
+       FMPL_DST_CANCELLED = 4 /* cancel.c: not a message, the sender's consent */ };
 
 /* Where a split message's halves meet: both sides compute it from the
  * size alone (page aligned, so each side copies whole pages). */
@@ -132,6 +133,12 @@ static inline uint64_t fmpl_line_word(volatile void *line, unsigned off)
 {
     return atomic_load_explicit((_Atomic uint64_t *)((volatile uint8_t *)line + off),
                                 memory_order_acquire);
+}
+
+/* Is data record word `w` the message `seq` (not a cancel's answer)? */
+static inline int fmpl_data_is(uint64_t w, uint32_t seq)
+{
+    return (uint32_t)(w >> 32) == seq && ((w >> 16) & 0xff) != FMPL_DST_CANCELLED;
 }
 
 /* request kinds and flags */
@@ -254,6 +261,12 @@ int fmpl_p2p_send_fail(fmpl_request_t *req, int rc);
 int fmpl_p2p_isend_raw(const void *buf, size_t size, int dst, int idx, fmpl_request_t *req);
 int fmpl_p2p_irecv_raw(void *buf, size_t size, int src, int idx, fmpl_request_t *req);
 int fmpl_p2p_waitall_raw(fmpl_request_t *reqs, int n);
+
+/* cancel.c: the sender's half of a cancel without remote atomics */
+int  fmpl_p2p_cancel_answer(int peer, int mai, uint32_t seq, uint64_t id);
+int  fmpl_p2p_cancel_progress(void);
+void fmpl_p2p_cancel_forget(void);
+void fmpl_p2p_recv_withdraw(fmpl_request_t *req);
 
 /* recv.c */
 int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, int mai,

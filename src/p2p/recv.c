@@ -66,7 +66,7 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
     /* an early send (p2p.h) may be here before our header: then no header
      * is needed; after one, the next small one may come early too */
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, src, mai);
-    int here = (uint32_t)(fmpl_line_word(line, FMPL_DATA_OFF) >> 32) == seq, watch = 0;
+    int here = fmpl_data_is(fmpl_line_word(line, FMPL_DATA_OFF), seq), watch = 0;
     if (here) {
         /* nothing to post */
     } else if ((how & FMPL_RS_WAITS) && size <= FMPL_INLINE_MAX && sl->recv_early &&
@@ -106,7 +106,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         return 1;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, req->peer, req->mai);
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
-    if ((uint32_t)(w >> 32) != req->seq) {
+    if (!fmpl_data_is(w, req->seq)) {
         if ((req->flags & FMPL_RF_DEFER) &&
             fmpl_wtime() - *fmpl_req_t_split(req) >= FMPL_EARLY_PATIENCE) {
             /* the message did not come early: ask for it */
@@ -168,6 +168,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
+    fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_RECV, req->size);
     fmpl_p2p_rec_taken(req->peer, req->mai, req->seq, w, inl);
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
     fmpl_req_dereg(req);
@@ -243,30 +244,15 @@ int fmpl_wait_irecv(fmpl_request_t *req)
     return rc;
 }
 
-/* Withdraw a posted fmpl_irecv: win the CAS on our header against the
- * sender's claim.  On success the sequence number is handed back, so the
- * next receive on the slot meets the send this one would have met. */
-int fmpl_cancel_irecv(fmpl_request_t *req)
+/* A receive that will not happen after all (cancel.c): its sequence number
+ * is handed back, so the next receive on the slot meets the send this one
+ * would have met. */
+void fmpl_p2p_recv_withdraw(fmpl_request_t *req)
 {
-    if (!fmpl_g.initialized)
-        return FMPL_ERR_NOT_INIT;
-    if (!req || req->kind != FMPL_REQ_RECV || (req->flags & FMPL_RF_BLOCKING))
-        return FMPL_ERR_REQUEST;
-    fmpl_enter();
-    int rc = FMPL_ERR_BUSY;
-    fmpl_tl_t *tl = &fmpl_g.tl;
-    if (!(req->flags & FMPL_RF_DONE) &&
-        tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
-                          fmpl_hdr_word(req->seq, FMPL_HDR_POSTED_C),
-                          fmpl_hdr_word(req->seq, FMPL_HDR_CANCELLED), NULL) == FMPL_SUCCESS) {
-        fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
-        sl->recv_seq = req->seq - 1 ? req->seq - 1 : UINT32_MAX;
-        sl->recv_busy = 0;
-        fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
-        fmpl_req_dereg(req);
-        req->kind = FMPL_REQ_NONE;
-        rc = FMPL_SUCCESS;
-    }
-    fmpl_leave();
-    return rc;
+    fmpl_slot_t *sl = fmpl_slot(req->peer, req->mai);
+    sl->recv_seq = req->seq - 1 ? req->seq - 1 : UINT32_MAX;
+    sl->recv_busy = 0;
+    fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
+    fmpl_req_dereg(req);
+    req->kind = FMPL_REQ_NONE;
 }

@@ -17,9 +17,11 @@ int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want
     if (size > FMPL_INLINE_MAX || fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq)
         return 0;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, dst, mai);
-    uint32_t hseq = (uint32_t)(fmpl_line_word(line, FMPL_HDR_OFF) >> 32);
-    if (hseq == 0 || hseq == seq)
-        return 0;                  /* no receive seen yet, or this one is posted */
+    uint64_t hw = fmpl_line_word(line, FMPL_HDR_OFF);
+    uint32_t hseq = (uint32_t)(hw >> 32);
+    if (hseq == 0 || hseq == seq || (hw & 0xff) == FMPL_HDR_CANCEL_REQ)
+        return 0;                  /* no receive seen yet, this one is posted, or the
+                                      last was cancelled (its size word is not one) */
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
     uint64_t hsize = h->size;
     return want ? hsize == want : (hsize & FMPL_HDR_SIZE_MASK) >= size;
@@ -69,14 +71,21 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         goto notify;
     }
     unsigned state = (unsigned)(w & 0xff);
-    if (state == FMPL_HDR_POSTED_C) {
+    if (state == FMPL_HDR_CANCEL_REQ) {
+        /* no remote atomics: the receiver asks to withdraw it (cancel.c) */
+        const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
+        fmpl_p2p_cancel_answer(dst, mai, seq, h->size);
+        return 0;                  /* wait for the repost */
+    }
+    if (state == FMPL_HDR_POSTED_C && (tl->caps & FMPL_TL_CAP_CAS)) {
         /* a cancellable receive: claim it first, or lose to the cancel */
         if (tl->ops->mbox_cas(tl, dst, mai, FMPL_HDR_OFF, 0, w,
                               fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
             return 0;
-    } else if (state != FMPL_HDR_POSTED) {
+    } else if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C) {
         return 0;                  /* cancelled: wait for the repost */
     }
+    /* (without remote atomics a cancel needs our consent: it is ours) */
     /* the header's body is stable now: the receiver waits for us */
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
     uint64_t room = h->size & FMPL_HDR_SIZE_MASK;
@@ -105,8 +114,10 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
             rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, comp);
         *status = rc;
         *split = rc == FMPL_SUCCESS;
-        if (*split)
+        if (*split) {
+            fmpl_slot(dst, mai)->send_issued = seq;
             return 1;
+        }
         /* a failure: the error record below ends the receiver's read */
         if (reg == FMPL_SUCCESS)
             fmpl_tl_mem_dereg(tl, skey);
@@ -138,6 +149,7 @@ notify:
     int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0, comp);
     if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = nrc;
+    fmpl_slot(dst, mai)->send_issued = seq;
     return 1;
 }
 
@@ -280,11 +292,15 @@ int fmpl_p2p_send_wait(fmpl_request_t *req)
     double t0 = timeout >= 0 ? fmpl_wtime() : 0;
     fmpl_wait_t w;
     fmpl_wait_init(&w, req->peer);
+    if (timeout >= 0)
+        fmpl_wait_deadline(&w, t0 + timeout);
     for (unsigned i = 1;; i++) {
         int n = fmpl_progress();
         if (fmpl_p2p_send_try(req))
             return req->status;
-        if (timeout >= 0 && !(req->flags & FMPL_RF_ISSUED) && (i % 64 == 0 || timeout == 0) &&
+        /* (an emulated clock reaches the deadline in one step: look every time) */
+        if (timeout >= 0 && !(req->flags & FMPL_RF_ISSUED) &&
+            (i % 64 == 0 || timeout == 0 || fmpl_g.tl.clock) &&
             fmpl_wtime() - t0 >= timeout && fmpl_spill_send(req) == FMPL_SUCCESS) {
             send_finish(req);
             return FMPL_SUCCESS;

@@ -110,6 +110,38 @@ typedef struct fmpl_tl_iov {
 
 typedef struct fmpl_tl fmpl_tl_t;
 
+/* FMPL's own work that an emulated machine charges to its clock
+ * (fmpl_tl_work): what the layers above do with their CPU. */
+enum { FMPL_TL_WORK_COPY = 1,      /* bytes copied by the CPU (spill, pack, eager) */
+       FMPL_TL_WORK_OP = 2,        /* bytes combined by a reduction */
+       FMPL_TL_WORK_RECV = 3 };    /* a receive saw its completion and ends */
+
+/*
+ * A transport that emulates another machine (tcw) keeps that machine's
+ * time; tl->clock is NULL on every real transport.  With a clock,
+ * fmpl_wtime() is the emulated time; every API call brackets itself with
+ * enter/exit (fmpl_enter/fmpl_leave), so that the program's computation
+ * between calls can be charged; progress first settles (waits until
+ * everything due at the current time is known, so that what a poll sees
+ * does not depend on this machine's scheduling); and a wait that finds
+ * nothing to do lets the clock move on to the next event (or its
+ * deadline) with idle instead of spinning.
+ */
+typedef struct fmpl_tl_clock {
+    double (*now)(fmpl_tl_t *tl);                 /* seconds */
+    void (*enter)(fmpl_tl_t *tl);
+    void (*exit)(fmpl_tl_t *tl);
+    /* 1: what is due now is known (progress may look); 0: it waited a
+     * little for the others, call again */
+    int  (*settle)(fmpl_tl_t *tl);
+    /* nothing to do: move to the next event, or `deadline` (seconds of
+     * this clock, < 0: none); 1 if the clock moved or something came */
+    int  (*idle)(fmpl_tl_t *tl, double deadline);
+    void (*work)(fmpl_tl_t *tl, int kind, size_t bytes);
+    /* this rank will kick nothing more (fmpl_finalize) */
+    void (*finish)(fmpl_tl_t *tl);
+} fmpl_tl_clock_t;
+
 typedef struct fmpl_tl_ops {
     size_t size;                   /* sizeof(struct fmpl_tl_ops): ABI check */
     const char *name;
@@ -181,6 +213,8 @@ struct fmpl_tl {
      * kernel_any: some peer is; kernel_peer[size]: which (NULL: all). */
     int kernel_any;
     const uint8_t *kernel_peer;
+    /* Set by open when the transport emulates another machine's time. */
+    const fmpl_tl_clock_t *clock;
     void *priv;                    /* the transport's own state */
 };
 
@@ -211,6 +245,7 @@ int  fmpl_tl_open(fmpl_tl_t *tl);
 void fmpl_tl_close(fmpl_tl_t *tl);
 
 extern const fmpl_tl_ops_t fmpl_shm_ops;
+extern const fmpl_tl_ops_t fmpl_tcw_ops;   /* the SR8000, emulated: FMPL_TRANSPORT=tcw */
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */
@@ -241,5 +276,11 @@ static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl
 { return tl->ops->mem_reg(tl, addr, len, k); }
 static inline void fmpl_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *k)
 { tl->ops->mem_dereg(tl, k); }
+/* FMPL's own work, for a transport with a clock (a no-op elsewhere) */
+static inline void fmpl_tl_work(fmpl_tl_t *tl, int kind, size_t bytes)
+{
+    if (tl->clock)
+        tl->clock->work(tl, kind, bytes);
+}
 
 #endif

@@ -278,7 +278,7 @@ int main(void)
     CHECK_RC(fmpl_scatter(rb, 8, NULL, 0, FMPL_COMM_WORLD), FMPL_ERR_BUFFER);
     /* NULL with size 0 is fine (real collectives: every rank calls) */
     CHECK_RC(fmpl_bcast(NULL, 0, n - 1, FMPL_COMM_WORLD), FMPL_SUCCESS);
-    CHECK_RC(fmpl_hbcast(NULL, 0, 0), prog_on_shm() ? FMPL_SUCCESS : FMPL_ERR_UNSUPPORTED);
+    CHECK_RC(fmpl_hbcast(NULL, 0, 0), prog_hbcast_ok(0) ? FMPL_SUCCESS : FMPL_ERR_UNSUPPORTED);
     CHECK_RC(fmpl_reduce(NULL, 0, fmpl_isum, 0, FMPL_COMM_WORLD, NULL), FMPL_SUCCESS);
     CHECK_RC(fmpl_allreduce(NULL, 0, fmpl_dmin, FMPL_COMM_WORLD, NULL), FMPL_SUCCESS);
     CHECK_RC(fmpl_allreduce(NULL, 0, uop, FMPL_COMM_WORLD, NULL), FMPL_SUCCESS);

@@ -387,7 +387,7 @@ static void collectives_on(fmpl_comm_t h, int salt)
         pat_fill(b, bs, 77 + (uint64_t)salt, 0, 0);
     CHECK_RC(fmpl_bcast(b, bs, 0, h), FMPL_SUCCESS);
     PAT_VERIFY(b, bs, 77 + (uint64_t)salt, 0, 0);
-    if (h == FMPL_COMM_WORLD && !prog_on_shm())
+    if (h == FMPL_COMM_WORLD && !prog_hbcast_ok(bs))
         CHECK_RC(fmpl_hbcast(b, bs, c.n - 1), FMPL_ERR_UNSUPPORTED);
     else if (h == FMPL_COMM_WORLD) {
         if (c.me == c.n - 1)

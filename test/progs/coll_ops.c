@@ -250,7 +250,7 @@ static void test_bcast(int hw)
             memset(b, PROG_POISON, size + GUARD);
             if (cme == root)
                 pat_fill(b, size, s, root, ctag);
-            if (hw && !prog_on_shm()) {
+            if (hw && !prog_hbcast_ok(size)) {
                 CHECK_RC(fmpl_hbcast(size ? b : NULL, size, root), FMPL_ERR_UNSUPPORTED);
                 continue;
             }
@@ -834,9 +834,9 @@ static void test_mixed(int rounds)
             b = gbuf(size);
             if (cme == root)
                 pat_fill(b, size, s, root, i);
-            if (kind == 1 && C == FMPL_COMM_WORLD && !prog_on_shm())
+            if (kind == 1 && C == FMPL_COMM_WORLD && !prog_hbcast_ok(size))
                 CHECK_RC(fmpl_hbcast(size ? b : NULL, size, root), FMPL_ERR_UNSUPPORTED);
-            if (kind == 1 && C == FMPL_COMM_WORLD && prog_on_shm())
+            if (kind == 1 && C == FMPL_COMM_WORLD && prog_hbcast_ok(size))
                 CHECK_RC(fmpl_hbcast(size ? b : NULL, size, root), FMPL_SUCCESS);
             else
                 CHECK_RC(fmpl_bcast(size ? b : NULL, size, root, C), FMPL_SUCCESS);

@@ -181,9 +181,16 @@ static void pull_phase(fmpl_comm_t comm, uint64_t seed, int me, int nq)
             free(src);
         }
         touch(sent);
-        CHECK(await_file(got), "rank 1 did not get %d queued sends while rank 0 stayed "
-              "out of FMPL", nq);
-        unlink(got);
+        /* On an emulated machine nothing moves for a rank outside FMPL:
+         * the SR8000 has no remote read to pull with, and a progress
+         * thread would make the emulated time depend on this machine's
+         * scheduling.  There the queued sends go when we are back in
+         * FMPL (the barrier below), and that is what is checked. */
+        if (!fmpl_wtime_emulated()) {
+            CHECK(await_file(got), "rank 1 did not get %d queued sends while rank 0 "
+                  "stayed out of FMPL", nq);
+            unlink(got);
+        }
     } else if (me == 1) {
         CHECK(await_file(sent), "rank 0 never finished sending");
         unlink(sent);
@@ -200,7 +207,8 @@ static void pull_phase(fmpl_comm_t comm, uint64_t seed, int me, int nq)
             free(src);
             free(dst);
         }
-        touch(got);
+        if (!fmpl_wtime_emulated())
+            touch(got);
     }
     CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);
 }

@@ -348,6 +348,19 @@ static PROG_UNUSED int prog_on_shm(void)
     return t && strcmp(t, "shm") == 0;
 }
 
+/* Does fmpl_hbcast of `size` bytes succeed on ordinary (malloc) memory?
+ * On shm always.  On tcw, the SR8000's hardware broadcast, only when
+ * there is nothing to move (a job of one, or 0 bytes): its buffers must be
+ * fmpl_alloc_mem memory at the same offset on every node (section 3.2,
+ * condition (4); test/progs/hwcoll tests that side).  Elsewhere never. */
+static PROG_UNUSED int prog_hbcast_ok(size_t size)
+{
+    const char *t = fmpl_transport();
+    if (prog_on_shm())
+        return 1;
+    return t && strcmp(t, "tcw") == 0 && (size == 0 || fmpl_size() == 1);
+}
+
 static PROG_UNUSED void prog_deny_cma(void)
 {
     struct sock_filter f[] = {
@@ -371,8 +384,18 @@ static PROG_UNUSED void prog_init(const char *name, int nidx)
     prog_name = name;
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *deny = getenv("PROG_DENY_CMA");
-    if (deny && *deny && strcmp(deny, "0") != 0)
+    if (deny && *deny && strcmp(deny, "0") != 0) {
         prog_deny_cma();
+        /* the emulated SR8000's NIA writes the other nodes' memory with
+         * cross-memory attach: without it the job must not start, and say
+         * so (shm falls back to its pipelined buffers instead) */
+        const char *t = getenv("FMPL_TRANSPORT");
+        if (t && strcmp(t, "tcw") == 0) {
+            CHECK_RC(fmpl_init(nidx), FMPL_ERR_SYSTEM);
+            printf("OK %s (tcw without cross-memory attach: refused)\n", name);
+            exit(0);
+        }
+    }
     CHECK_RC(fmpl_init(nidx), FMPL_SUCCESS);
     prog_me = fmpl_rank();
     prog_np = fmpl_size();
@@ -450,8 +473,22 @@ static PROG_UNUSED double prog_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Stay away from FMPL for `sec` seconds.  On an emulated machine only
+ * computation moves the clock (fmpl_wtime_emulated), so there this
+ * computes for that much CPU time: what a test orders by sleeping stays
+ * ordered in the emulated time too. */
 static PROG_UNUSED void prog_sleep(double sec)
 {
+    if (fmpl_wtime_emulated()) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+        do {
+            for (volatile int i = 0; i < 1000; i++)
+                ;
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+        } while ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) < sec);
+        return;
+    }
     struct timespec ts;
     ts.tv_sec = (time_t)sec;
     ts.tv_nsec = (long)((sec - (double)ts.tv_sec) * 1e9);

@@ -196,7 +196,6 @@ static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 int  fmpl_shm_seg_create(fmpl_shm_t *s);
 int  fmpl_shm_seg_map_peers(fmpl_shm_t *s);
 void fmpl_shm_seg_destroy(fmpl_shm_t *s);
-void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len);
 /* shm_put.c: 0 when a cross-memory read from every peer works */
 int fmpl_shm_cma_probe(fmpl_shm_t *s);
 

@@ -17,6 +17,7 @@
 
 #include "fmpl.h"
 #include "core/log.h"
+#include "transport/seg.h"
 #include "transport/shm/shm.h"
 
 static fmpl_shm_alloc_t *find_alloc(fmpl_shm_t *s, const void *addr, size_t len)
@@ -74,7 +75,7 @@ uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key)
     }
     /* first use: map it, evicting the oldest entry */
     size_t len = 0;
-    uint8_t *base = fmpl_shm_map_fd_of(s->peers[peer].pid, (int)(key->kind >> 8), &len);
+    uint8_t *base = fmpl_seg_map_of(s->peers[peer].pid, (int)(key->kind >> 8), &len);
     if (!base)
         return NULL;
     fmpl_shm_rmap_t *r = &s->rmap[s->rmap_next++ % FMPL_SHM_RMAP_MAX];

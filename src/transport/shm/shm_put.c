@@ -17,29 +17,8 @@
 
 #include "fmpl.h"
 #include "core/log.h"
+#include "transport/seg.h"
 #include "transport/shm/shm.h"
-
-/* one process_vm_writev/readv, resumed after partial transfers */
-static int cma_copy(fmpl_shm_t *s, int peer, uint8_t *local, size_t len, uint64_t raddr,
-                    int write)
-{
-    fmpl_shm_peer_t *p = &s->peers[peer];
-    while (len) {
-        struct iovec l = { local, len };
-        struct iovec r = { (void *)(uintptr_t)raddr, len };
-        ssize_t n = write ? process_vm_writev(p->pid, &l, 1, &r, 1, 0)
-                          : process_vm_readv(p->pid, &l, 1, &r, 1, 0);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        local += n;
-        raddr += (uint64_t)n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
 
 int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
@@ -61,7 +40,7 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
 
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (s->cma && p->cma_ok && len > s->eager && !p->pend) {
-        int e = cma_copy(s, peer, (uint8_t *)src, len, key->addr + roff, 1);
+        int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)
             return FMPL_SUCCESS;
         if (e == -ESRCH) {
@@ -95,7 +74,7 @@ int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     fmpl_shm_peer_t *p = &s->peers[peer];
     if ((key->kind & 0xff) != FMPL_SHM_KEY_USER || !s->cma || !p->cma_ok)
         return FMPL_ERR_UNSUPPORTED;
-    int e = cma_copy(s, peer, dst, len, key->addr + roff, 0);
+    int e = fmpl_cma_copy(s->peers[peer].pid, dst, len, key->addr + roff, 0);
     if (e == 0)
         return FMPL_SUCCESS;
     if (e == -ESRCH)
@@ -161,8 +140,8 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
             /* a partial transfer stops at some block: finish it, go on */
             size_t done = (size_t)n / blklen, part = (size_t)n % blklen;
             if (part) {
-                int e = cma_copy(s, peer, (uint8_t *)sp + (b + done) * sstride + part,
-                                 blklen - part, key->addr + roff + (b + done) * dstride + part, 1);
+                int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)sp + (b + done) * sstride + part,
+                                      blklen - part, key->addr + roff + (b + done) * dstride + part, 1);
                 if (e)
                     return e == -ESRCH ? FMPL_ERR_PEER : FMPL_ERR_SYSTEM;
                 done++;

@@ -20,6 +20,7 @@
 #include "fmpl.h"
 #include "core/boot.h"
 #include "core/log.h"
+#include "transport/seg.h"
 #include "transport/shm/shm.h"
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
@@ -73,23 +74,6 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
     h->seg_len = off;
 }
 
-/* Map another process's memfd.  *len == 0 asks for its whole size, which
- * is returned in *len. */
-void *fmpl_shm_map_fd_of(pid_t pid, int fd, size_t *len)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
-    int pfd = open(path, O_RDWR | O_CLOEXEC);
-    if (pfd < 0)
-        return NULL;
-    struct stat st;
-    if (*len == 0 && fstat(pfd, &st) == 0)
-        *len = (size_t)st.st_size;
-    void *p = *len ? mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0) : MAP_FAILED;
-    close(pfd);                    /* the mapping keeps the memory alive */
-    return p == MAP_FAILED ? NULL : p;
-}
-
 int fmpl_shm_seg_create(fmpl_shm_t *s)
 {
     fmpl_tl_t *tl = s->tl;
@@ -98,22 +82,11 @@ int fmpl_shm_seg_create(fmpl_shm_t *s)
                   s->layout.fifo_nchunk * (FMPL_SHM_CHUNK / 1024));
     s->seg_len = s->layout.seg_len;
 
-    s->fd = memfd_create("fmpl-shm", MFD_CLOEXEC);
-    if (s->fd < 0) {
-        fmpl_log_err("memfd_create: %s", strerror(errno));
-        return FMPL_ERR_SYSTEM;
-    }
-    fchmod(s->fd, 0600);
-    if (ftruncate(s->fd, (off_t)s->seg_len) != 0) {
-        fmpl_log_err("ftruncate(%zu): %s", s->seg_len, strerror(errno));
-        return FMPL_ERR_NOMEM;
-    }
-    s->seg = mmap(NULL, s->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
-    if (s->seg == MAP_FAILED) {
-        s->seg = NULL;
-        fmpl_log_err("mmap(%zu): %s", s->seg_len, strerror(errno));
-        return FMPL_ERR_NOMEM;
-    }
+    void *base;
+    int rc = fmpl_seg_create("fmpl-shm", s->seg_len, &s->fd, &base);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    s->seg = base;
     fmpl_shm_seg_hdr_t *h = (fmpl_shm_seg_hdr_t *)s->seg;
     *h = s->layout;
     h->pid = getpid();
@@ -153,7 +126,7 @@ int fmpl_shm_seg_map_peers(fmpl_shm_t *s)
             return FMPL_ERR_ARG;
         }
         len = addr.len;            /* now the segment's size */
-        p->base = fmpl_shm_map_fd_of(addr.pid, addr.fd, &len);
+        p->base = fmpl_seg_map_of(addr.pid, addr.fd, &len);
         if (!p->base && kill(addr.pid, 0) != 0 && errno == ESRCH) {
             fmpl_log_err("rank %d (pid %d) died during start-up", r, addr.pid);
             return FMPL_ERR_PEER;

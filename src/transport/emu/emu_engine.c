@@ -1,0 +1,323 @@
+/*
+ * emu_engine.c - channels, packets, links and inboxes (emu.h).
+ *
+ * Everything here runs under the engine's lock, in modeled-time order:
+ * the channel with the earliest next packet goes first (ties: the lower
+ * channel), and only while that time is known to be final (before the
+ * bound K + lookahead, emu.h).  Each packet reserves the links of its route
+ * in turn - a link is busy for bytes x its picoseconds per byte, the head
+ * reaches the next link after that link's latency (cut-through) - which is
+ * where contention comes from.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/emu/emu_int.h"
+
+static inline fmpl_emu_time_t tmax(fmpl_emu_time_t a, fmpl_emu_time_t b) { return a > b ? a : b; }
+static inline fmpl_emu_time_t tadd(fmpl_emu_time_t a, fmpl_emu_time_t b)
+{
+    return a >= FMPL_EMU_NEVER - b ? FMPL_EMU_NEVER : a + b;
+}
+
+/* ---- pools: a free list, then the never-used tail (so that pages are
+ * touched only as the job needs them) ---------------------------------- */
+
+static int32_t xfer_alloc(emu_shared_t *sh)
+{
+    emu_xfer_rec_t *x = emu_xfers(sh);
+    int32_t i = sh->xfer_free;
+    if (i >= 0 && i < sh->xfers_used) {
+        sh->xfer_free = x[i].next;
+        return i;
+    }
+    if (sh->xfers_used >= sh->max_xfers)
+        return -1;
+    return sh->xfers_used++;
+}
+
+static void xfer_free(emu_shared_t *sh, int32_t i)
+{
+    emu_xfers(sh)[i].next = sh->xfer_free < sh->xfers_used ? sh->xfer_free : -1;
+    sh->xfer_free = i;
+}
+
+static int32_t ent_alloc(emu_shared_t *sh)
+{
+    emu_ent_t *en = emu_ents(sh);
+    int32_t i = sh->ent_free;
+    if (i >= 0 && i < sh->ents_used) {
+        sh->ent_free = en[i].next;
+        return i;
+    }
+    if (sh->ents_used >= sh->max_entries)
+        return -1;
+    return sh->ents_used++;
+}
+
+static void ent_free(emu_shared_t *sh, int32_t i)
+{
+    emu_ents(sh)[i].next = sh->ent_free < sh->ents_used ? sh->ent_free : -1;
+    sh->ent_free = i;
+}
+
+/* ---- inboxes ---------------------------------------------------------- */
+
+static int ent_before(const emu_ent_t *a, const emu_ent_t *b)
+{
+    if (a->t != b->t)
+        return a->t < b->t;
+    if (a->src != b->src)
+        return a->src < b->src;
+    return a->seq < b->seq;
+}
+
+fmpl_emu_time_t fmpl_emu_inbox_first(emu_shared_t *sh, int r)
+{
+    int32_t h = emu_ranks(sh)[r].in_head;
+    return h < 0 ? FMPL_EMU_NEVER : emu_ents(sh)[h].t;
+}
+
+/* Entry `i` into rank r's inbox, in order. */
+static void inbox_insert(emu_shared_t *sh, int r, int32_t i)
+{
+    emu_rank_t *rk = &emu_ranks(sh)[r];
+    emu_ent_t *en = emu_ents(sh);
+    int32_t p = rk->in_tail;
+    while (p >= 0 && ent_before(&en[i], &en[p]))
+        p = en[p].prev;
+    en[i].prev = p;
+    en[i].next = p >= 0 ? en[p].next : rk->in_head;
+    if (en[i].next >= 0)
+        en[en[i].next].prev = i;
+    else
+        rk->in_tail = i;
+    if (p >= 0)
+        en[p].next = i;
+    else
+        rk->in_head = i;
+    rk->in_count++;
+    /* a blocked rank now has something to wake up for, earlier perhaps -
+     * but not before its own clock */
+    fmpl_emu_time_t wake = en[i].t > rk->vt ? en[i].t : rk->vt;
+    if (atomic_load(&rk->state) == EMU_BLOCKED && wake < atomic_load(&rk->lb))
+        atomic_store(&rk->lb, wake);
+}
+
+static int post(emu_shared_t *sh, int dst, fmpl_emu_time_t t, int src, uint64_t seq,
+                const fmpl_emu_msg_t *m)
+{
+    int32_t i = ent_alloc(sh);
+    if (i < 0)
+        return FMPL_ERR_NOMEM;
+    emu_ent_t *en = &emu_ents(sh)[i];
+    en->t = sh->model ? t : 0;
+    en->src = src;
+    en->seq = seq;
+    en->msg = *m;
+    inbox_insert(sh, dst, i);
+    return FMPL_SUCCESS;
+}
+
+int fmpl_emu_post_locked(fmpl_emu_t *e, int dst, fmpl_emu_time_t t, const fmpl_emu_msg_t *m)
+{
+    /* a fabric's signal: ordered after every transfer at the same time */
+    int rc = post(e->sh, dst, t, INT32_MAX, m->a, m);
+    if (rc != FMPL_SUCCESS)
+        fmpl_log_err("emulated fabric: more than %d entries on their way (inboxes full)",
+                     e->sh->max_entries);
+    return rc;
+}
+
+int fmpl_emu_inbox_take_locked(fmpl_emu_t *e, fmpl_emu_time_t t)
+{
+    emu_shared_t *sh = e->sh;
+    emu_rank_t *rk = &emu_ranks(sh)[e->rank];
+    emu_ent_t *en = emu_ents(sh);
+    int n = 0;
+    while (rk->in_head >= 0 && (!sh->model || en[rk->in_head].t <= t)) {
+        int32_t i = rk->in_head;
+        if (n == e->due_cap) {
+            int cap = e->due_cap ? 2 * e->due_cap : 64;
+            fmpl_emu_msg_t *d = realloc(e->due, (size_t)cap * sizeof *d);
+            if (!d)
+                break;             /* the rest next time */
+            e->due = d;
+            e->due_cap = cap;
+        }
+        e->due[n++] = en[i].msg;
+        rk->in_head = en[i].next;
+        if (rk->in_head >= 0)
+            en[rk->in_head].prev = -1;
+        else
+            rk->in_tail = -1;
+        rk->in_count--;
+        ent_free(sh, i);
+    }
+    return n;
+}
+
+/* ---- channels --------------------------------------------------------- */
+
+static int xfer_before(const emu_xfer_rec_t *a, const emu_xfer_rec_t *b)
+{
+    if (a->ready != b->ready)
+        return a->ready < b->ready;
+    if (a->src != b->src)
+        return a->src < b->src;
+    return a->seq < b->seq;
+}
+
+static void chan_insert(emu_shared_t *sh, emu_chan_t *ch, int32_t i)
+{
+    emu_xfer_rec_t *x = emu_xfers(sh);
+    int32_t p = ch->tail;
+    while (p >= 0 && xfer_before(&x[i], &x[p]))
+        p = x[p].prev;
+    x[i].prev = p;
+    x[i].next = p >= 0 ? x[p].next : ch->head;
+    if (x[i].next >= 0)
+        x[x[i].next].prev = i;
+    else
+        ch->tail = i;
+    if (p >= 0)
+        x[p].next = i;
+    else
+        ch->head = i;
+}
+
+/* When channel `ch` sends its next packet (FMPL_EMU_NEVER: idle). */
+static fmpl_emu_time_t chan_next(emu_shared_t *sh, const emu_chan_t *ch)
+{
+    if (ch->cur >= 0)
+        return ch->free_at;
+    if (ch->head < 0)
+        return FMPL_EMU_NEVER;
+    return tmax(ch->free_at, emu_xfers(sh)[ch->head].ready);
+}
+
+int fmpl_emu_kick(fmpl_emu_t *e, const fmpl_emu_xfer_t *x)
+{
+    emu_shared_t *sh = e->sh;
+    fmpl_emu_lock(e);
+    int32_t i = xfer_alloc(sh);
+    if (i < 0) {
+        fmpl_emu_unlock(e);
+        fmpl_log_err("emulated fabric: more than %d transfers on their way", sh->max_xfers);
+        return FMPL_ERR_NOMEM;
+    }
+    emu_rank_t *me = &emu_ranks(sh)[e->rank];
+    emu_xfer_rec_t *r = &emu_xfers(sh)[i];
+    r->src = e->rank;
+    r->dst = x->dst;
+    r->seq = ++me->kicks;
+    r->ready = sh->model ? x->ready : 0;
+    r->bytes = x->bytes;
+    r->sent = 0;
+    r->tail = 0;
+    r->path = x->path;
+    r->comp = (uint64_t)(uintptr_t)x->comp;
+    r->msg = x->msg;
+    r->msg.src = e->rank;
+    if (x->comp)
+        x->comp->pending++;
+    chan_insert(sh, &emu_chans(sh)[x->chan], i);
+    if (!sh->model)
+        fmpl_emu_run_locked(e);    /* nothing to wait for: deliver now */
+    fmpl_emu_unlock(e);
+    return FMPL_SUCCESS;
+}
+
+/* The transfer `x` has sent its last packet: its entry, its completion. */
+static void xfer_done(emu_shared_t *sh, emu_xfer_rec_t *x)
+{
+    fmpl_emu_time_t vis = tadd(x->tail, x->path.to_mem);
+    int rc = FMPL_SUCCESS;
+    if (x->dst >= 0)
+        rc = post(sh, x->dst, vis, x->src, x->seq, &x->msg);
+    if (x->comp) {
+        fmpl_emu_msg_t m = { .kind = FMPL_EMU_E_COMP, .src = x->src, .comp = x->comp,
+                             .status = rc };
+        if (post(sh, x->src, tadd(vis, x->path.ack), x->src, x->seq, &m) != FMPL_SUCCESS)
+            rc = FMPL_ERR_NOMEM;
+    }
+    if (rc != FMPL_SUCCESS)
+        fmpl_log_err("emulated fabric: more than %d entries on their way (inboxes full): "
+                     "a transfer's notification is lost", sh->max_entries);
+}
+
+/* Channel c sends one packet at time t. */
+static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
+{
+    emu_xfer_rec_t *xs = emu_xfers(sh);
+    if (ch->cur < 0) {
+        ch->cur = ch->head;
+        ch->head = xs[ch->cur].next;
+        if (ch->head >= 0)
+            xs[ch->head].prev = -1;
+        else
+            ch->tail = -1;
+    }
+    emu_xfer_rec_t *x = &xs[ch->cur];
+    uint64_t pkt = x->bytes - x->sent;
+    if (pkt > sh->packet)
+        pkt = sh->packet;
+    fmpl_emu_time_t *busy = emu_busy(sh), *ps = emu_ps(sh);
+    /* the transfer's start-up (fetching its descriptor, first read) once */
+    fmpl_emu_time_t h = x->sent == 0 ? tadd(t, x->path.start) : t, end = h, first = h;
+    for (int k = 0; k < x->path.n; k++) {
+        int32_t l = x->path.link[k];
+        fmpl_emu_time_t s = tmax(h + x->path.lat[k], busy[l]);
+        busy[l] = s + (fmpl_emu_time_t)pkt * ps[l];
+        end = busy[l];
+        if (k == 0)
+            first = end;
+        h = s;
+    }
+    x->sent += pkt;
+    if (end > x->tail)
+        x->tail = end;
+    ch->free_at = first;
+    if (x->sent >= x->bytes) {
+        xfer_done(sh, x);
+        xfer_free(sh, ch->cur);
+        ch->cur = -1;
+    }
+}
+
+int fmpl_emu_run_locked(fmpl_emu_t *e)
+{
+    int done = 0;
+    emu_shared_t *sh = e->sh;
+    emu_chan_t *ch = emu_chans(sh);
+    fmpl_emu_time_t limit = FMPL_EMU_NEVER;
+    int bounded = 0;
+    for (;;) {
+        int c = -1;
+        fmpl_emu_time_t t = FMPL_EMU_NEVER;
+        for (int i = 0; i < sh->nchan; i++) {
+            fmpl_emu_time_t n = chan_next(sh, &ch[i]);
+            if (n < t) {
+                t = n;
+                c = i;
+            }
+        }
+        if (c < 0)
+            return done;
+        if (sh->model) {
+            /* An event is final once no kick can come before it: before
+             * the bound K (a kick's event is at its time).  K only grows,
+             * so it is computed again only when an event looks unsafe. */
+            if (!bounded || t >= limit) {
+                limit = fmpl_emu_bound_locked(e, t);
+                bounded = 1;
+            }
+            if (t >= limit)
+                return done;
+        }
+        send_packet(sh, &ch[c], t);
+        done += ch[c].cur < 0;
+    }
+}

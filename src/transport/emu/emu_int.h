@@ -1,0 +1,159 @@
+/*
+ * emu_int.h - the engine's shared segment and private state (private to
+ * src/transport/emu/).
+ *
+ * Segment layout (one per job, created by rank 0, offsets in the header):
+ *   header         sizes, the lock, the futex word
+ *   ranks  [size]  what each rank publishes (emu_rank_t)
+ *   chans  [nchan] channel state
+ *   busy   [nlinks] when each link is free again
+ *   ps     [nlinks] picoseconds per byte of each link
+ *   xfers  [max_xfers] transfers on their way (pool)
+ *   ents   [max_entries] inbox entries (pool)
+ *   fabric         the fabric's own shared area
+ * Lists are indices into the pools (-1: none): a channel's queue and a
+ * rank's inbox are doubly linked lists kept sorted by time, inserted from
+ * the tail (the common case: in order).
+ */
+#ifndef FMPL_EMU_INT_H
+#define FMPL_EMU_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "transport/emu/emu.h"
+
+#define FMPL_EMU_MAGIC 0x464d504c454d5531ull   /* "FMPLEMU1" */
+
+/* A rank's state, as the others see it. */
+enum { EMU_RUN = 0,       /* inside FMPL: lb = its clock */
+       EMU_USER = 1,      /* in the program: lb = clock at exit (+ CPU since) */
+       EMU_BLOCKED = 2,   /* waiting: lb = min(first inbox entry, deadline) */
+       EMU_GONE = 3 };    /* left the job: kicks nothing more */
+
+typedef struct emu_rank {
+    _Atomic int64_t lb;            /* lower bound on anything it may still kick */
+    _Atomic int32_t state;
+    int32_t pid;
+    _Atomic int64_t cpu_exit;      /* USER: its process CPU time (ns) at exit,
+                                      INT64_MAX while it is being read */
+    int64_t cpu_overhead;          /* what reading its CPU clock costs it (ns) */
+    int64_t deadline;              /* BLOCKED: its deadline */
+    int64_t vt;                    /* BLOCKED: its clock (it wakes no earlier) */
+    uint64_t kicks;                /* kicks so far: the tie-break of its transfers */
+    uint64_t posts;                /* entries posted to it: the tie-break in its inbox */
+    int32_t in_head, in_tail;      /* inbox, sorted by (t, src, seq) */
+    int32_t in_count;
+    int32_t pad;
+    uint8_t cacheline_pad[64];
+} emu_rank_t;
+
+typedef struct emu_chan {
+    fmpl_emu_time_t free_at;       /* when it may start its next packet */
+    int32_t head, tail;            /* waiting transfers, by (ready, src, seq) */
+    int32_t cur;                   /* the transfer it is sending, -1 */
+    int32_t pad;
+} emu_chan_t;
+
+typedef struct emu_xfer_rec {
+    int32_t next, prev;            /* channel queue, or the free list */
+    int32_t src, dst;
+    uint64_t seq;
+    fmpl_emu_time_t ready;
+    uint64_t bytes, sent;
+    fmpl_emu_time_t tail;          /* latest tail of its packets so far */
+    fmpl_emu_path_t path;
+    uint64_t comp;                 /* fmpl_tl_comp_t * in the source, 0: none */
+    fmpl_emu_msg_t msg;
+} emu_xfer_rec_t;
+
+typedef struct emu_ent {
+    int32_t next, prev;            /* inbox, or the free list */
+    int32_t src;
+    int32_t pad;
+    uint64_t seq;
+    fmpl_emu_time_t t;
+    fmpl_emu_msg_t msg;
+} emu_ent_t;
+
+typedef struct emu_shared {
+    uint64_t magic;
+    int32_t size, nchan, nlinks, max_xfers, max_entries, model;
+    uint32_t packet;
+    int32_t pad;
+    fmpl_emu_time_t lookahead;
+    double cpu_scale;
+    uint64_t seg_len, ranks_off, chans_off, busy_off, ps_off, xfers_off, ents_off,
+             fabric_off, fabric_len;
+    pthread_mutex_t lock;
+    _Atomic uint32_t epoch;        /* futex word: bumped when a waiter may go on */
+    _Atomic int32_t waiters;
+    int32_t xfer_free, ent_free;   /* pool free lists */
+    int32_t xfers_used, ents_used; /* for the "tables full" message */
+} emu_shared_t;
+
+struct fmpl_emu {
+    fmpl_tl_t *tl;
+    emu_shared_t *sh;              /* the mapped segment */
+    size_t len;
+    int fd;                        /* rank 0: the memfd */
+    int rank;
+    int model;
+    fmpl_emu_apply_fn apply;
+    void *ctx;
+    /* the clock */
+    fmpl_emu_time_t vt;            /* this rank's clock */
+    int64_t cpu_exit;              /* process CPU time (ns) when FMPL was left */
+    int64_t cpu_overhead;          /* what reading it costs */
+    int depth;                     /* nested enter/exit */
+    clockid_t *cpu_clock;          /* [size]: the peers' process CPU clocks */
+    /* delivery scratch */
+    fmpl_emu_msg_t *due;
+    int due_cap;
+    double warn_t;                 /* real time of the last "waiting for rank" note */
+};
+
+static inline emu_rank_t *emu_ranks(emu_shared_t *sh)
+{
+    return (emu_rank_t *)(void *)((uint8_t *)sh + sh->ranks_off);
+}
+static inline emu_chan_t *emu_chans(emu_shared_t *sh)
+{
+    return (emu_chan_t *)(void *)((uint8_t *)sh + sh->chans_off);
+}
+static inline fmpl_emu_time_t *emu_busy(emu_shared_t *sh)
+{
+    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->busy_off);
+}
+static inline fmpl_emu_time_t *emu_ps(emu_shared_t *sh)
+{
+    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->ps_off);
+}
+static inline emu_xfer_rec_t *emu_xfers(emu_shared_t *sh)
+{
+    return (emu_xfer_rec_t *)(void *)((uint8_t *)sh + sh->xfers_off);
+}
+static inline emu_ent_t *emu_ents(emu_shared_t *sh)
+{
+    return (emu_ent_t *)(void *)((uint8_t *)sh + sh->ents_off);
+}
+
+/* emu_clock.c */
+int64_t fmpl_emu_cpu_ns(void);
+int64_t fmpl_emu_cpu_overhead(void);
+/* publish our lower bound (RUN: our clock) and wake waiters */
+void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb);
+
+/* emu_engine.c (locked) */
+/* Process every engine event that is known (before the bound + lookahead);
+ * returns the transfers completed. */
+int fmpl_emu_run_locked(fmpl_emu_t *e);
+/* first entry's time in rank r's inbox, FMPL_EMU_NEVER when empty */
+fmpl_emu_time_t fmpl_emu_inbox_first(emu_shared_t *sh, int r);
+/* take rank r's entries up to t into e->due; returns how many */
+int fmpl_emu_inbox_take_locked(fmpl_emu_t *e, fmpl_emu_time_t t);
+
+/* emu_sync.c */
+void fmpl_emu_wake(emu_shared_t *sh);
+
+#endif

@@ -1,0 +1,216 @@
+/*
+ * emu_seg.c - the engine's shared segment: created and laid out by rank 0,
+ * published through the bootstrap, mapped by every rank; the lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/emu/emu_int.h"
+#include "transport/seg.h"
+
+static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+static void layout(emu_shared_t *h, int size, const fmpl_emu_config_t *c)
+{
+    size_t off = round_up(sizeof *h, 4096);
+    h->ranks_off = off;
+    off = round_up(off + (size_t)size * sizeof(emu_rank_t), 64);
+    h->chans_off = off;
+    off = round_up(off + (size_t)c->nchan * sizeof(emu_chan_t), 64);
+    h->busy_off = off;
+    off = round_up(off + (size_t)c->nlinks * sizeof(fmpl_emu_time_t), 64);
+    h->ps_off = off;
+    off = round_up(off + (size_t)c->nlinks * sizeof(fmpl_emu_time_t), 64);
+    h->xfers_off = off;
+    off = round_up(off + (size_t)c->max_xfers * sizeof(emu_xfer_rec_t), 64);
+    h->ents_off = off;
+    off = round_up(off + (size_t)c->max_entries * sizeof(emu_ent_t), 4096);
+    h->fabric_off = off;
+    h->fabric_len = c->fabric_bytes;
+    off = round_up(off + c->fabric_bytes, 4096);
+    h->seg_len = off;
+}
+
+static int init_lock(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    pthread_mutexattr_init(&a);
+    pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    int rc = pthread_mutex_init(m, &a);
+    pthread_mutexattr_destroy(&a);
+    return rc;
+}
+
+/* Rank 0: the segment with empty pools and idle channels. */
+static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
+{
+    emu_shared_t tmp = { 0 };
+    layout(&tmp, e->tl->size, c);
+    void *base;
+    int rc = fmpl_seg_create("fmpl-emu", tmp.seg_len, &e->fd, &base);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    emu_shared_t *h = base;
+    *h = tmp;
+    h->size = e->tl->size;
+    h->nchan = c->nchan;
+    h->nlinks = c->nlinks;
+    h->max_xfers = c->max_xfers;
+    h->max_entries = c->max_entries;
+    h->model = c->model;
+    h->packet = c->packet ? c->packet : 4096;
+    h->lookahead = c->lookahead;
+    h->cpu_scale = c->cpu_scale;
+    if (init_lock(&h->lock) != 0) {
+        fmpl_log_err("%s: cannot create the engine's lock", c->name);
+        return FMPL_ERR_SYSTEM;
+    }
+    e->sh = h;
+    e->len = h->seg_len;
+    emu_rank_t *rk = emu_ranks(h);
+    for (int r = 0; r < h->size; r++) {
+        rk[r].in_head = rk[r].in_tail = -1;
+        atomic_store(&rk[r].lb, 0);
+        atomic_store(&rk[r].state, EMU_RUN);
+    }
+    emu_chan_t *ch = emu_chans(h);
+    for (int i = 0; i < h->nchan; i++)
+        ch[i] = (emu_chan_t){ .free_at = 0, .head = -1, .tail = -1, .cur = -1 };
+    for (int l = 0; l < h->nlinks; l++)
+        emu_ps(h)[l] = c->link_ps_per_byte[l];
+    /* the pools start empty: taken from their never-used tails */
+    h->xfer_free = h->ent_free = -1;
+    h->magic = FMPL_EMU_MAGIC;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_emu_open(fmpl_tl_t *tl, const fmpl_emu_config_t *cfg, fmpl_emu_apply_fn apply,
+                  void *ctx, fmpl_emu_t **out)
+{
+    fmpl_emu_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return FMPL_ERR_NOMEM;
+    e->tl = tl;
+    e->fd = -1;
+    e->rank = tl->rank;
+    e->model = cfg->model;
+    e->apply = apply;
+    e->ctx = ctx;
+    e->cpu_clock = calloc((size_t)tl->size, sizeof *e->cpu_clock);
+    if (!e->cpu_clock) {
+        free(e);
+        return FMPL_ERR_NOMEM;
+    }
+    /* Yama's ptrace_scope=1 would refuse cross-memory attach between
+     * sibling processes, and opening our memfd through /proc. */
+    prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);
+    fmpl_boot_t *b = tl->boot;
+    int rc = FMPL_SUCCESS;
+    struct { int32_t pid, fd; uint64_t len; } addr = { getpid(), -1, 0 };
+    if (tl->rank == 0) {
+        rc = create(e, cfg);
+        addr.fd = e->fd;
+        addr.len = e->len;
+        if (rc == FMPL_SUCCESS)
+            rc = b->ops->put(b, "emu", &addr, sizeof addr);
+    }
+    int32_t mypid = getpid();
+    if (rc == FMPL_SUCCESS)
+        rc = b->ops->put(b, "emupid", &mypid, sizeof mypid);
+    if (rc == FMPL_SUCCESS)
+        rc = b->ops->fence(b);
+    if (rc == FMPL_SUCCESS && tl->rank != 0) {
+        size_t len = sizeof addr;
+        rc = b->ops->get(b, 0, "emu", &addr, &len);
+        if (rc == FMPL_SUCCESS) {
+            size_t mlen = (size_t)addr.len;
+            e->sh = fmpl_seg_map_of(addr.pid, addr.fd, &mlen);
+            e->len = mlen;
+            if (!e->sh) {
+                fmpl_log_err("%s: cannot map the engine's segment of rank 0 (pid %d): %s",
+                             cfg->name, addr.pid, strerror(errno));
+                rc = FMPL_ERR_SYSTEM;
+            } else if (e->sh->magic != FMPL_EMU_MAGIC || e->sh->size != tl->size ||
+                       e->sh->nchan != cfg->nchan || e->sh->nlinks != cfg->nlinks ||
+                       e->sh->model != cfg->model) {
+                fmpl_log_err("%s: rank 0 emulates another machine (the FMPL_* settings "
+                             "of the fabric differ between the ranks)", cfg->name);
+                rc = FMPL_ERR_ARG;
+            }
+        }
+    }
+    /* every rank's pid and CPU clock, for its lower bound while it computes */
+    for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
+        int32_t pid;
+        size_t len = sizeof pid;
+        rc = b->ops->get(b, r, "emupid", &pid, &len);
+        if (rc == FMPL_SUCCESS && clock_getcpuclockid(pid, &e->cpu_clock[r]) != 0)
+            e->cpu_clock[r] = (clockid_t)-1;
+        if (rc == FMPL_SUCCESS && r == tl->rank)
+            emu_ranks(e->sh)[r].pid = pid;
+    }
+    if (rc == FMPL_SUCCESS) {
+        e->cpu_overhead = fmpl_emu_cpu_overhead();
+        emu_ranks(e->sh)[tl->rank].cpu_overhead = e->cpu_overhead;
+        e->vt = 0;
+        e->depth = 0;
+        fmpl_emu_publish(e, EMU_USER, 0);
+        /* nobody kicks before everybody is here */
+        rc = b->ops->fence(b);
+    }
+    if (rc != FMPL_SUCCESS) {
+        fmpl_emu_close(e);
+        return rc;
+    }
+    *out = e;
+    return FMPL_SUCCESS;
+}
+
+void fmpl_emu_leave_job(fmpl_emu_t *e)
+{
+    if (e && e->sh)
+        fmpl_emu_publish(e, EMU_GONE, FMPL_EMU_NEVER);
+}
+
+void fmpl_emu_close(fmpl_emu_t *e)
+{
+    if (!e)
+        return;
+    fmpl_emu_leave_job(e);
+    if (e->sh)
+        munmap(e->sh, e->len);
+    if (e->fd >= 0)
+        close(e->fd);
+    free(e->cpu_clock);
+    free(e->due);
+    free(e);
+}
+
+void *fmpl_emu_fabric(fmpl_emu_t *e) { return (uint8_t *)e->sh + e->sh->fabric_off; }
+
+void fmpl_emu_lock(fmpl_emu_t *e)
+{
+    int rc = pthread_mutex_lock(&e->sh->lock);
+    if (rc == EOWNERDEAD) {
+        /* a rank died holding it: the job is ending (its death is
+         * reported by the usual liveness checks); keep the rest going */
+        pthread_mutex_consistent(&e->sh->lock);
+    }
+}
+
+void fmpl_emu_unlock(fmpl_emu_t *e) { pthread_mutex_unlock(&e->sh->lock); }
+
+pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank) { return emu_ranks(e->sh)[rank].pid; }
+
+int fmpl_emu_model(const fmpl_emu_t *e) { return e->model; }

@@ -1,0 +1,28 @@
+/*
+ * seg.h - memory shared by the processes of one machine, for every
+ * transport that runs on one: the shm transport and the emulated fabrics.
+ *
+ * A segment is a memfd (it never has a name in /dev/shm, so nothing can
+ * leak, whatever kills the job) mapped by its owner and opened by peers
+ * through /proc/<pid>/fd/<fd>, which only processes allowed to read the
+ * owner's descriptors can do: job-private by construction.  Cross-memory
+ * attach (process_vm_writev/readv) reaches a peer's ordinary memory.
+ */
+#ifndef FMPL_SEG_H
+#define FMPL_SEG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Create a segment of `len` bytes (zero-filled, pages touched on use):
+ * *fd and *base on success (FMPL_SUCCESS), else an FMPL error, logged. */
+int  fmpl_seg_create(const char *name, size_t len, int *fd, void **base);
+/* Map another process's memfd; *len == 0 asks for its whole size, which
+ * is returned in *len.  NULL on failure (errno set). */
+void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len);
+/* One process_vm_writev (write) or process_vm_readv, resumed after
+ * partial transfers: 0, or -errno. */
+int  fmpl_cma_copy(pid_t pid, void *local, size_t len, uint64_t raddr, int write);
+
+#endif

@@ -1,0 +1,167 @@
+/*
+ * tcw_xbar.c - the SR8000's multi-dimensional crossbar (seeds/003, 3):
+ * up to 8 nodes on one x-crossbar, x-crossbars joined by y-crossbars, each
+ * crossbar complete.  Node k of an X x Y partition sits at (k mod X,
+ * k div X); ranks fill nodes in order, FMPL_TCW_PPN to a node.
+ *
+ * Links.  Each node has one link into and one out of each of its two
+ * crossbars, and the NIA's loopback to its own memory; one more link is
+ * the serialising crossbar's input (hardware broadcasts).  A packet from
+ * (xs, ys) to (xd, yd) crosses its x-crossbar to (xd, ys), then that
+ * node's y-crossbar (dimension order), so contention happens where it did
+ * on the machine: at a crossbar's output (many senders, one receiver) and
+ * on a node's way out.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/tcw/tcw.h"
+
+#define XBAR_MAX_X 8               /* nodes on one x-crossbar */
+#define XBAR_MAX_Y 64
+#define XBAR_MAX_PPN 8             /* an SR8000 node has 8 CPUs */
+
+static int parse_shape(const char *s, int *X, int *Y)
+{
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (*end != 'x' && *end != 'X')
+        return -1;
+    long y = strtol(end + 1, &end, 10);
+    if (*end || x < 1 || x > XBAR_MAX_X || y < 1 || y > XBAR_MAX_Y)
+        return -1;
+    *X = (int)x;
+    *Y = (int)y;
+    return 0;
+}
+
+/* FMPL_TCW_PARTITION: its attributes, "exclusive,global" by default;
+ * "shared" says it overlaps a shared partition (section 3.2, (2)-(3)). */
+static int parse_partition(tcw_xbar_t *x, const char *s)
+{
+    x->exclusive = x->global = x->shared_overlap = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", s);
+    for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+        if (strcmp(w, "exclusive") == 0)
+            x->exclusive = 1;
+        else if (strcmp(w, "global") == 0)
+            x->global = 1;
+        else if (strcmp(w, "shared") == 0)
+            x->shared_overlap = 1;
+        else
+            return -1;
+    }
+    return 0;
+}
+
+int fmpl_tcw_xbar_init(tcw_xbar_t *x, int size)
+{
+    memset(x, 0, sizeof *x);
+    x->X = 2;
+    x->Y = 8;
+    const char *e = getenv("FMPL_TCW_SHAPE");
+    if (e && *e && parse_shape(e, &x->X, &x->Y) != 0) {
+        fmpl_log_err("FMPL_TCW_SHAPE=%s: not a partition XxY with 1 <= X <= %d nodes on an "
+                     "x-crossbar and 1 <= Y <= %d", e, XBAR_MAX_X, XBAR_MAX_Y);
+        return FMPL_ERR_ARG;
+    }
+    x->ppn = 1;
+    e = getenv("FMPL_TCW_PPN");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end || v < 1 || v > XBAR_MAX_PPN) {
+            fmpl_log_err("FMPL_TCW_PPN=%s: ranks per node must be 1 to %d", e, XBAR_MAX_PPN);
+            return FMPL_ERR_ARG;
+        }
+        x->ppn = (int)v;
+    }
+    e = getenv("FMPL_TCW_PARTITION");
+    if (parse_partition(x, e && *e ? e : "exclusive,global") != 0) {
+        fmpl_log_err("FMPL_TCW_PARTITION=%s: a comma list of exclusive, global, shared", e);
+        return FMPL_ERR_ARG;
+    }
+    x->nodes = (size + x->ppn - 1) / x->ppn;
+    if (x->nodes > x->X * x->Y) {
+        fmpl_log_err("tcw: %d ranks need %d nodes at %d per node, but the %dx%d partition has "
+                     "%d (set FMPL_TCW_SHAPE or FMPL_TCW_PPN)", size, x->nodes, x->ppn, x->X,
+                     x->Y, x->X * x->Y);
+        return FMPL_ERR_ARG;
+    }
+    x->rect = x->nodes <= x->X || x->nodes % x->X == 0;
+    x->nlinks = TCW_LINKS_PER_NODE * x->X * x->Y + 1;
+    x->ser_link = x->nlinks - 1;
+    return FMPL_SUCCESS;
+}
+
+static int link_of(const tcw_xbar_t *x, int node, int kind)
+{
+    (void)x;
+    return node * TCW_LINKS_PER_NODE + kind;
+}
+
+void fmpl_tcw_route(const tcw_xbar_t *x, const tcw_model_t *m, int src, int dst,
+                    fmpl_emu_path_t *p)
+{
+    int ns = fmpl_tcw_node(x, src), nd = fmpl_tcw_node(x, dst);
+    int xs = ns % x->X, ys = ns / x->X, xd = nd % x->X, yd = nd / x->X;
+    fmpl_emu_time_t xbar = fmpl_tcw_ps(m->xbar_ns);
+    memset(p, 0, sizeof *p);
+    p->start = fmpl_tcw_ps(m->nia_send_ns);
+    p->to_mem = fmpl_tcw_ps(m->nia_recv_ns);
+    int crossings = 0;
+    if (ns == nd) {
+        p->link[p->n++] = link_of(x, ns, TCW_LOOP);
+    } else if (ys == yd) {
+        p->link[p->n++] = link_of(x, ns, TCW_XOUT);
+        p->lat[p->n] = xbar;
+        p->link[p->n++] = link_of(x, nd, TCW_XIN);
+        crossings = 1;
+    } else if (xs == xd) {
+        p->link[p->n++] = link_of(x, ns, TCW_YOUT);
+        p->lat[p->n] = xbar;
+        p->link[p->n++] = link_of(x, nd, TCW_YIN);
+        crossings = 1;
+    } else {
+        int turn = ys * x->X + xd;         /* (xd, ys): where the packet turns */
+        p->link[p->n++] = link_of(x, ns, TCW_XOUT);
+        p->lat[p->n] = xbar;
+        p->link[p->n++] = link_of(x, turn, TCW_XIN);
+        p->link[p->n++] = link_of(x, turn, TCW_YOUT);
+        p->lat[p->n] = xbar;
+        p->link[p->n++] = link_of(x, nd, TCW_YIN);
+        crossings = 2;
+    }
+    p->ack = fmpl_tcw_ps(m->ack_ns) + crossings * xbar;
+}
+
+void fmpl_tcw_link_ps(const tcw_xbar_t *x, const tcw_model_t *m, fmpl_emu_time_t *ps)
+{
+    fmpl_emu_time_t per_byte = (fmpl_emu_time_t)(1e6 / m->link_mbps + 0.5);
+    for (int l = 0; l < x->nlinks; l++)
+        ps[l] = per_byte;
+}
+
+const char *fmpl_tcw_hw_refusal(const tcw_xbar_t *x)
+{
+    static char why[200];
+    if (x->ppn > 1)
+        snprintf(why, sizeof why, "condition (1) of section 3.2 fails: ranks share a node "
+                                  "(FMPL_TCW_PPN=%d)", x->ppn);
+    else if (!x->exclusive || !x->global)
+        snprintf(why, sizeof why, "condition (2) of section 3.2 fails: the partition is not "
+                                  "exclusive and global (FMPL_TCW_PARTITION)");
+    else if (x->shared_overlap)
+        snprintf(why, sizeof why, "condition (3) of section 3.2 fails: the partition overlaps "
+                                  "a shared one (FMPL_TCW_PARTITION)");
+    else if (!x->rect)
+        snprintf(why, sizeof why, "condition (4) of section 3.2 fails: %d nodes do not fill a "
+                                  "rectangle of the %dx%d partition", x->nodes, x->X, x->Y);
+    else
+        return NULL;
+    return why;
+}
