@@ -34,7 +34,7 @@ static int by_signals(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
         rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, c->rank - 1, in, len);
         if (rc != FMPL_SUCCESS)
             return rc;
-        v->fn(v->buf, in, v->count);
+        fmpl_red_apply(v, v->buf, in, v->count);
     }
     for (int mask = 1; mask < f->p; mask *= 2) {
         int peer = fmpl_fold_rank(f, f->newrank ^ mask);
@@ -44,7 +44,7 @@ static int by_signals(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
             rc = fmpl_sig_peek(c, FMPL_SIG_SYNC, peer, len, &theirs);
         if (rc != FMPL_SUCCESS)
             return rc;
-        v->fn(v->buf, theirs, v->count);
+        fmpl_red_apply(v, v->buf, theirs, v->count);
         fmpl_sig_done(c, FMPL_SIG_SYNC, peer);
     }
     if (c->rank < 2 * f->rem)
@@ -61,13 +61,13 @@ static int direct(fmpl_comm_rec_t *c, fmpl_red_t *v)
     uint8_t *all = fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)n * len);
     if (!all)
         return FMPL_ERR_NOMEM;
-    memcpy(all + (size_t)c->rank * len, v->buf, len);
+    fmpl_coll_copy(all + (size_t)c->rank * len, v->buf, len);
     int rc = fmpl_coll_allgather(c, all, len);
     if (rc != FMPL_SUCCESS)
         return rc;
     for (int i = 1; i < n; i++)
-        v->fn(all, all + (size_t)i * len, v->count);
-    memcpy(v->buf, all, len);
+        fmpl_red_apply(v, all, all + (size_t)i * len, v->count);
+    fmpl_coll_copy(v->buf, all, len);
     return FMPL_SUCCESS;
 }
 
@@ -79,7 +79,7 @@ static int doubling(fmpl_comm_rec_t *c, const fmpl_fold_t *f, fmpl_red_t *v)
         int peer = fmpl_fold_rank(f, f->newrank ^ mask);
         rc = fmpl_coll_sendrecv(c, v->buf, len, peer, v->work, len, peer, FMPL_CI_A);
         if (rc == FMPL_SUCCESS)
-            v->fn(v->buf, v->work, v->count);
+            fmpl_red_apply(v, v->buf, v->work, v->count);
     }
     if (rc == FMPL_SUCCESS)
         rc = fmpl_unfold(c, f, v);

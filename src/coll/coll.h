@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "fmpl.h"
 #include "core/state.h"
@@ -133,6 +134,21 @@ typedef struct fmpl_red {
     size_t esize;
     fmpl_op_fn_t fn;
 } fmpl_red_t;
+
+/* Combine `count` elements of `in` into `inout` with the reduction's
+ * operation: FMPL's own arithmetic, which an emulated machine charges. */
+static inline void fmpl_red_apply(const fmpl_red_t *v, void *inout, const void *in, int count)
+{
+    v->fn(inout, in, count);
+    fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_OP, (size_t)count * v->esize);
+}
+
+/* A copy FMPL makes for itself, charged the same way. */
+static inline void fmpl_coll_copy(void *dst, const void *src, size_t len)
+{
+    memcpy(dst, src, len);
+    fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_COPY, len);
+}
 
 /* rsag.c: fold to a power of two, reduce-scatter, allgather, unfold */
 typedef struct fmpl_fold {

@@ -242,6 +242,7 @@ static int try_send(struct fmpl_halo *h, fmpl_face_t *f)
     int rc;
     if (f->kind == FMPL_HALO_STRIDE) {
         fmpl_shape_pack(f->pack, h->array, &f->src);
+        fmpl_tl_work(tl, FMPL_TL_WORK_COPY, fmpl_shape_bytes(&f->src));
         rc = fmpl_tl_put(tl, f->peer, f->pack, fmpl_shape_bytes(&f->src), &f->key, f->land_off,
                          &h->comp);
     } else if (f->src.nlev == 0) {
@@ -272,8 +273,10 @@ static int try_recv(struct fmpl_halo *h, fmpl_face_t *f)
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, f->peer, f->idx);
     if ((uint32_t)fmpl_line_word(line, DONE_OFF) != f->seq)
         return 0;
-    if (f->kind == FMPL_HALO_STRIDE)
+    if (f->kind == FMPL_HALO_STRIDE) {
         fmpl_shape_unpack(h->array, h->landing + f->land_off, &f->dst);
+        fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_COPY, fmpl_shape_bytes(&f->dst));
+    }
     return 1;
 }
 

@@ -65,15 +65,15 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         uint8_t *in = fmpl_coll_scratch(FMPL_SCRATCH_TREE, (size_t)n * len);
         if (!in)
             return FMPL_ERR_NOMEM;
-        memcpy(in + (size_t)root * len, v->buf, len);
+        fmpl_coll_copy(in + (size_t)root * len, v->buf, len);
         int rc = FMPL_SUCCESS;
         for (int i = 0; i < n && rc == FMPL_SUCCESS; i++)
             if (i != root)
                 rc = fmpl_sig_wait(c, FMPL_SIG_FLOW, i, in + (size_t)i * len, (unsigned)len);
         for (int i = 1; rc == FMPL_SUCCESS && i < n; i++)
-            v->fn(in, in + (size_t)i * len, v->count);
+            fmpl_red_apply(v, in, in + (size_t)i * len, v->count);
         if (rc == FMPL_SUCCESS)
-            memcpy(v->buf, in, len);
+            fmpl_coll_copy(v->buf, in, len);
         return rc;
     }
     if (fmpl_sig_fits(c, len)) {
@@ -84,7 +84,7 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
             const void *in;
             if ((rc = fmpl_sig_peek(c, FMPL_SIG_FLOW, child[i], (unsigned)len, &in)) ==
                 FMPL_SUCCESS) {
-                v->fn(v->buf, in, v->count);
+                fmpl_red_apply(v, v->buf, in, v->count);
                 rc = fmpl_sig_done(c, FMPL_SIG_FLOW, child[i]);
             }
         }
@@ -108,7 +108,7 @@ static int tree(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         if (rc == FMPL_SUCCESS)
             rc = wrc;
         if (rc == FMPL_SUCCESS)
-            v->fn(v->buf, slots + (size_t)i * len, v->count);
+            fmpl_red_apply(v, v->buf, slots + (size_t)i * len, v->count);
     }
     if (rc != FMPL_SUCCESS) {
         fmpl_p2p_waitall_raw(r, nch);      /* end the rest with the error */

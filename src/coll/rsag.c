@@ -46,7 +46,7 @@ int fmpl_fold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *
         return fmpl_coll_sendrecv(c, v->buf, len, c->rank + 1, NULL, 0, -1, FMPL_CI_A);
     int rc = fmpl_coll_sendrecv(c, NULL, 0, -1, v->work, len, c->rank - 1, FMPL_CI_A);
     if (rc == FMPL_SUCCESS)
-        v->fn(v->buf, v->work, v->count);
+        fmpl_red_apply(v, v->buf, v->work, v->count);
     return rc;
 }
 
@@ -66,7 +66,7 @@ int fmpl_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fm
                                     FMPL_CI_A);
         if (rc != FMPL_SUCCESS)
             return rc;
-        v->fn(b + ko, w + ko, (int)(kl / v->esize));
+        fmpl_red_apply(v, b + ko, w + ko, (int)(kl / v->esize));
         lo = keep;
     }
     return FMPL_SUCCESS;

@@ -198,6 +198,6 @@ int fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned l
     if (rc != FMPL_SUCCESS)
         return rc;
     if (len)
-        memcpy(data, p, len);
+        fmpl_coll_copy(data, p, len);
     return fmpl_sig_done(c, chan, peer);
 }

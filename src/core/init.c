@@ -70,6 +70,12 @@ int fmpl_init(int count)
     fmpl_g.split_min = sm ? strtoull(sm, NULL, 0) : FMPL_SPLIT_MIN_DEFAULT;
     if (fmpl_g.split_min == 0)
         fmpl_g.split_min = UINT64_MAX;            /* 0 turns splitting off */
+    /* The protocol of the paper (seeds/003, 4.2): FMPL_INLINE=0 writes even
+     * an 8-byte message into the receive buffer and then the flag, and
+     * FMPL_EARLY=0 waits for every header (bench/sr8000 measures Table 1
+     * so).  Every rank must use the same values. */
+    fmpl_g.inline_max = (unsigned)env_int("FMPL_INLINE", FMPL_INLINE_MAX, 0, FMPL_INLINE_MAX);
+    fmpl_g.early = env_int("FMPL_EARLY", 1, 0, 1);
 
     int rc = fmpl_boot_open(&fmpl_g.boot);
     if (rc != FMPL_SUCCESS) {

@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "core/trace.h"
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
@@ -24,6 +25,8 @@
 #define SPIN_SHARED    8u
 /* seconds between liveness checks while waiting */
 #define CHECK_PERIOD   0.05
+
+fmpl_trace_t *fmpl_trace;          /* trace.h: off */
 
 double fmpl_rtime(void)
 {

@@ -341,6 +341,7 @@ static int queue(const mx_op_t *o)
         memcpy(copy, o->a, bytes);
     else
         fmpl_mshape_pack(&o->s, o->a, copy);
+    fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_COPY, bytes);
     q->a = copy;
     q->packed = 1;
     q->next = q->later = NULL;

@@ -4,6 +4,7 @@
  */
 #include "fmpl.h"
 #include "core/progress.h"
+#include "core/trace.h"
 #include "p2p/p2p.h"
 
 /* active irecvs large enough to be split (see p2p.h) */
@@ -31,21 +32,24 @@ static int post_header(fmpl_request_t *req)
     fmpl_tl_t *tl = &fmpl_g.tl;
     fmpl_hdr_rec_t h = { .size = req->size };
     /* messages that fit the data record never need the buffer's key */
-    if (req->size > FMPL_INLINE_MAX) {
+    int reg = req->size > fmpl_g.inline_max;
+    if (reg) {
         int rc = fmpl_tl_mem_reg(tl, req->buf, req->size, &h.key);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
     h.word = fmpl_hdr_word(req->seq, req->flags & FMPL_RF_BLOCKING ? FMPL_HDR_POSTED
                                                                     : FMPL_HDR_POSTED_C);
+    fmpl_trace_mark(FMPL_TR_RECV_KICK);
     int rc = fmpl_tl_notify(tl, req->peer, req->mai, FMPL_HDR_OFF, &h, sizeof h,
                             FMPL_TL_NOTIFY_UNORDERED, NULL);
+    fmpl_trace_mark(FMPL_TR_RECV_KICKED);
     if (rc != FMPL_SUCCESS) {
-        if (req->size > FMPL_INLINE_MAX)
+        if (reg)
             fmpl_tl_mem_dereg(tl, &h.key);
         return rc;
     }
-    if (req->size > FMPL_INLINE_MAX) {
+    if (reg) {
         *fmpl_req_key(req) = h.key;   /* until the sender is done with buf */
         req->flags |= FMPL_RF_REG;
     }
@@ -207,12 +211,14 @@ int fmpl_recv(void *buf, size_t size, int src, int mai)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_request_t req;
+    fmpl_trace_mark(FMPL_TR_RECV_CALL);
     fmpl_enter();
     rc = fmpl_p2p_recv_start(&req, buf, size, src, mai, FMPL_RS_BLOCKING | FMPL_RS_WAITS);
     if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_recv_wait(&req);
         fmpl_slot(src, mai)->recv_busy = 0;
     }
+    fmpl_trace_mark(FMPL_TR_RECV_END);
     fmpl_leave();
     return rc;
 }

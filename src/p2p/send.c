@@ -5,6 +5,7 @@
  */
 #include "fmpl.h"
 #include "core/progress.h"
+#include "core/trace.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 
@@ -14,7 +15,8 @@
  * the size word `want` (a matrix receive: bytes and shape tag). */
 int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want)
 {
-    if (size > FMPL_INLINE_MAX || fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq)
+    if (!fmpl_g.early || size > FMPL_INLINE_MAX ||
+        fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq)
         return 0;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, dst, mai);
     uint64_t hw = fmpl_line_word(line, FMPL_HDR_OFF);
@@ -59,7 +61,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     fmpl_data_rec_t rec;
     unsigned reclen = 8;
     if ((uint32_t)(w >> 32) != seq) {
-        if (!fmpl_p2p_early_ok(dst, mai, seq, size, 0))
+        if (size > fmpl_g.inline_max || !fmpl_p2p_early_ok(dst, mai, seq, size, 0))
             return 0;
         /* the receive is not posted yet: write the record now */
         rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY,
@@ -86,6 +88,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         return 0;                  /* cancelled: wait for the repost */
     }
     /* (without remote atomics a cancel needs our consent: it is ours) */
+    fmpl_trace_mark(FMPL_TR_SEND_HDR);
     /* the header's body is stable now: the receiver waits for us */
     const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
     uint64_t room = h->size & FMPL_HDR_SIZE_MASK;
@@ -125,7 +128,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
         memcpy(rec.inl, &e, sizeof e);
         reclen += sizeof e;
-    } else if (size <= FMPL_INLINE_MAX) {
+    } else if (size <= fmpl_g.inline_max) {
         rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE, (unsigned)size);
         if (size)
             memcpy(rec.inl, buf, size);
@@ -317,12 +320,15 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_request_t req;
+    fmpl_trace_mark(FMPL_TR_SEND_CALL);
     fmpl_enter();
+    fmpl_trace_mark(FMPL_TR_SEND_READY);
     rc = fmpl_p2p_send_start(&req, buf, size, dst, mai);
     if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_send_wait(&req);
         fmpl_slot(dst, mai)->send_busy = 0;
     }
+    fmpl_trace_mark(FMPL_TR_SEND_END);
     fmpl_leave();
     return rc;
 }

@@ -89,6 +89,7 @@ int fmpl_spill_send(fmpl_request_t *req)
                         .off = off, .size = req->size };
     if (req->size)
         memcpy(s->buf + off, req->buf, req->size);
+    fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_COPY, req->size);
     *pp = e;
     s->nspool++;
     return FMPL_SUCCESS;

@@ -111,10 +111,13 @@ typedef struct fmpl_tl_iov {
 typedef struct fmpl_tl fmpl_tl_t;
 
 /* FMPL's own work that an emulated machine charges to its clock
- * (fmpl_tl_work): what the layers above do with their CPU. */
-enum { FMPL_TL_WORK_COPY = 1,      /* bytes copied by the CPU (spill, pack, eager) */
-       FMPL_TL_WORK_OP = 2,        /* bytes combined by a reduction */
-       FMPL_TL_WORK_RECV = 3 };    /* a receive saw its completion and ends */
+ * (fmpl_tl_work(tl, kind, amount)): what the layers above do with their
+ * CPU. */
+enum { FMPL_TL_WORK_COPY = 1,      /* amount bytes copied by the CPU (spill, pack) */
+       FMPL_TL_WORK_OP = 2,        /* amount bytes combined by a reduction */
+       FMPL_TL_WORK_RECV = 3,      /* a receive saw its completion and ends */
+       FMPL_TL_WORK_NS = 4 };      /* amount ns of the emulated CPU: a model of
+                                      another library's software (bench/sr8000) */
 
 /*
  * A transport that emulates another machine (tcw) keeps that machine's
@@ -137,7 +140,7 @@ typedef struct fmpl_tl_clock {
     /* nothing to do: move to the next event, or `deadline` (seconds of
      * this clock, < 0: none); 1 if the clock moved or something came */
     int  (*idle)(fmpl_tl_t *tl, double deadline);
-    void (*work)(fmpl_tl_t *tl, int kind, size_t bytes);
+    void (*work)(fmpl_tl_t *tl, int kind, size_t amount);
     /* this rank will kick nothing more (fmpl_finalize) */
     void (*finish)(fmpl_tl_t *tl);
 } fmpl_tl_clock_t;
@@ -277,10 +280,10 @@ static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl
 static inline void fmpl_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *k)
 { tl->ops->mem_dereg(tl, k); }
 /* FMPL's own work, for a transport with a clock (a no-op elsewhere) */
-static inline void fmpl_tl_work(fmpl_tl_t *tl, int kind, size_t bytes)
+static inline void fmpl_tl_work(fmpl_tl_t *tl, int kind, size_t amount)
 {
     if (tl->clock)
-        tl->clock->work(tl, kind, bytes);
+        tl->clock->work(tl, kind, amount);
 }
 
 #endif

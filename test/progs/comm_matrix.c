@@ -181,12 +181,11 @@ static void pull_phase(fmpl_comm_t comm, uint64_t seed, int me, int nq)
             free(src);
         }
         touch(sent);
-        /* On an emulated machine nothing moves for a rank outside FMPL:
-         * the SR8000 has no remote read to pull with, and a progress
-         * thread would make the emulated time depend on this machine's
-         * scheduling.  There the queued sends go when we are back in
-         * FMPL (the barrier below), and that is what is checked. */
-        if (!fmpl_wtime_emulated()) {
+        /* Where nothing moves for a rank outside FMPL (prog.h: no remote
+         * read to pull with and no progress thread, as on the emulated
+         * SR8000) the queued sends go when we are back in FMPL (the
+         * barrier below), and that is what is checked. */
+        if (prog_moves_while_away()) {
             CHECK(await_file(got), "rank 1 did not get %d queued sends while rank 0 "
                   "stayed out of FMPL", nq);
             unlink(got);
@@ -207,7 +206,7 @@ static void pull_phase(fmpl_comm_t comm, uint64_t seed, int me, int nq)
             free(src);
             free(dst);
         }
-        if (!fmpl_wtime_emulated())
+        if (prog_moves_while_away())
             touch(got);
     }
     CHECK_RC(fmpl_barrier(comm), FMPL_SUCCESS);

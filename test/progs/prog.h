@@ -361,6 +361,18 @@ static PROG_UNUSED int prog_hbcast_ok(size_t size)
     return t && strcmp(t, "tcw") == 0 && (size == 0 || fmpl_size() == 1);
 }
 
+/* Do queued sends move while their sender stays out of FMPL?  Their
+ * receiver pulls them where the transport reads remotely (shm, ofi: not
+ * the SR8000, tcw), else the progress thread pushes them unless
+ * FMPL_PROGRESS_THREAD=0 - and never on an emulated clock, which has no
+ * progress thread (fmpl_wtime_emulated). */
+static PROG_UNUSED int prog_moves_while_away(void)
+{
+    const char *t = fmpl_transport(), *pt = getenv("FMPL_PROGRESS_THREAD");
+    int pull = !(t && strcmp(t, "tcw") == 0), thread = !(pt && strcmp(pt, "0") == 0);
+    return !fmpl_wtime_emulated() && (pull || thread);
+}
+
 static PROG_UNUSED void prog_deny_cma(void)
 {
     struct sock_filter f[] = {

@@ -132,6 +132,7 @@ typedef struct fmpl_emu_config {
     fmpl_emu_time_t lookahead;     /* least time from a kick (or a hardware
                                       collective's last arrival) to an entry */
     double cpu_scale;              /* the program's CPU time -> modeled time */
+    int64_t cpu_threshold;         /* ns: shorter computations are not charged */
     size_t fabric_bytes;           /* shared area the fabric keeps for itself */
     int max_xfers;                 /* transfers on their way at once (all ranks) */
     int max_entries;               /* inbox entries at once (all ranks) */

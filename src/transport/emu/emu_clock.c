@@ -36,18 +36,39 @@ int64_t fmpl_emu_cpu_overhead(void)
     return best > 0 && best != INT64_MAX ? best : 0;
 }
 
+/*
+ * A computation of `cpu` ns between FMPL calls, as modeled time.  Below
+ * the threshold it is not charged at all, as SimGrid's SMPI discards
+ * bursts below smpi/cpu-threshold: the few hundred nanoseconds a program
+ * spends between two calls are mostly this machine's noise (cache misses
+ * after the others ran, interrupts), not work, and charging them would
+ * make the modeled times vary from run to run.
+ */
+fmpl_emu_time_t fmpl_emu_cpu_charge(const emu_shared_t *sh, int64_t cpu)
+{
+    if (cpu <= 0 || cpu < sh->cpu_threshold)
+        return 0;
+    return (fmpl_emu_time_t)((double)cpu * 1e3 * sh->cpu_scale);
+}
+
 /* The program's CPU time since it left FMPL, as modeled time. */
 static fmpl_emu_time_t user_time(fmpl_emu_t *e)
 {
-    int64_t d = fmpl_emu_cpu_ns() - e->cpu_exit - e->cpu_overhead;
-    return d > 0 ? (fmpl_emu_time_t)((double)d * 1e3 * e->sh->cpu_scale) : 0;
+    return fmpl_emu_cpu_charge(e->sh, fmpl_emu_cpu_ns() - e->cpu_exit - e->cpu_overhead);
 }
 
+/* In the program, reading the clock is not computing: the time so far
+ * goes onto the clock, then the interval starts again after the reading
+ * (published, so that the others' estimate of us starts there too). */
 fmpl_emu_time_t fmpl_emu_now(fmpl_emu_t *e)
 {
     if (!e->model)
         return 0;
-    return e->depth ? e->vt : e->vt + user_time(e);
+    if (e->depth)
+        return e->vt;
+    e->vt += user_time(e);
+    fmpl_emu_publish(e, EMU_USER, e->vt);
+    return e->vt;
 }
 
 void fmpl_emu_charge(fmpl_emu_t *e, fmpl_emu_time_t t)

@@ -265,8 +265,11 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     if (pkt > sh->packet)
         pkt = sh->packet;
     fmpl_emu_time_t *busy = emu_busy(sh), *ps = emu_ps(sh);
-    /* the transfer's start-up (fetching its descriptor, first read) once */
-    fmpl_emu_time_t h = x->sent == 0 ? tadd(t, x->path.start) : t, end = h, first = h;
+    /* A transfer's start-up (fetching its descriptor, the first read)
+     * runs while the transfer before it still streams: the channel
+     * prefetches, so two kicks in a row cost one start-up. */
+    fmpl_emu_time_t h = x->sent == 0 ? tmax(t, tadd(x->ready, x->path.start)) : t;
+    fmpl_emu_time_t end = h, first = h;
     for (int k = 0; k < x->path.n; k++) {
         int32_t l = x->path.link[k];
         fmpl_emu_time_t s = tmax(h + x->path.lat[k], busy[l]);

@@ -83,6 +83,7 @@ typedef struct emu_shared {
     int32_t pad;
     fmpl_emu_time_t lookahead;
     double cpu_scale;
+    int64_t cpu_threshold;
     uint64_t seg_len, ranks_off, chans_off, busy_off, ps_off, xfers_off, ents_off,
              fabric_off, fabric_len;
     pthread_mutex_t lock;
@@ -141,6 +142,8 @@ static inline emu_ent_t *emu_ents(emu_shared_t *sh)
 /* emu_clock.c */
 int64_t fmpl_emu_cpu_ns(void);
 int64_t fmpl_emu_cpu_overhead(void);
+/* `cpu` ns of the program's CPU time as modeled time (threshold, scale) */
+fmpl_emu_time_t fmpl_emu_cpu_charge(const emu_shared_t *sh, int64_t cpu);
 /* publish our lower bound (RUN: our clock) and wake waiters */
 void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb);
 

@@ -72,6 +72,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     h->packet = c->packet ? c->packet : 4096;
     h->lookahead = c->lookahead;
     h->cpu_scale = c->cpu_scale;
+    h->cpu_threshold = c->cpu_threshold;
     if (init_lock(&h->lock) != 0) {
         fmpl_log_err("%s: cannot create the engine's lock", c->name);
         return FMPL_ERR_SYSTEM;

@@ -58,7 +58,7 @@ static fmpl_emu_time_t computing_bound(fmpl_emu_t *e, int r, fmpl_emu_time_t lb)
         return lb;                 /* it is just leaving FMPL */
     int64_t cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - exit -
                   emu_ranks(sh)[r].cpu_overhead;
-    return cpu > 0 ? tadd(lb, (fmpl_emu_time_t)((double)cpu * 1e3 * sh->cpu_scale)) : lb;
+    return tadd(lb, fmpl_emu_cpu_charge(sh, cpu));
 }
 
 fmpl_emu_time_t fmpl_emu_bound_locked(fmpl_emu_t *e, fmpl_emu_time_t need)

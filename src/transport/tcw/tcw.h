@@ -54,6 +54,7 @@
 typedef struct tcw_model {
     int on;                        /* FMPL_TCW_MODEL */
     double cpu_scale;              /* FMPL_TCW_CPU_SCALE */
+    double cpu_threshold_ns;       /* FMPL_TCW_CPU_THRESHOLD_NS */
     /* CPU costs of FMPL on the SR8000 (ns) */
     double call_ns, kick_ns, modify_ns, recv_done_ns;
     /* the NIA and the network (ns, MB/s, bytes) */

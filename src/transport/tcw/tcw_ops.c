@@ -56,14 +56,15 @@ static int clk_idle(fmpl_tl_t *tl, double deadline)
     return fmpl_emu_idle(t->emu, d);
 }
 
-static void clk_work(fmpl_tl_t *tl, int kind, size_t bytes)
+static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
 {
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     double ns = 0;
     switch (kind) {
-    case FMPL_TL_WORK_COPY: ns = (double)bytes * 1e3 / t->m.copy_mbps; break;
-    case FMPL_TL_WORK_OP:   ns = (double)bytes * 1e3 / t->m.op_mbps; break;
+    case FMPL_TL_WORK_COPY: ns = (double)amount * 1e3 / t->m.copy_mbps; break;
+    case FMPL_TL_WORK_OP:   ns = (double)amount * 1e3 / t->m.op_mbps; break;
     case FMPL_TL_WORK_RECV: ns = t->m.recv_done_ns; break;
+    case FMPL_TL_WORK_NS:   ns = (double)amount; break;
     }
     fmpl_emu_charge(t->emu, fmpl_tcw_ps(ns));
 }
@@ -142,6 +143,7 @@ static int tcw_open(fmpl_tl_t *tl)
         .name = "tcw", .model = t->m.on, .nchan = t->x.X * t->x.Y, .nlinks = t->x.nlinks,
         .link_ps_per_byte = ps, .packet = (uint32_t)t->m.packet,
         .lookahead = fmpl_tcw_ps(la), .cpu_scale = t->m.cpu_scale,
+        .cpu_threshold = (int64_t)t->m.cpu_threshold_ns,
         .fabric_bytes = areas + fmpl_tcw_hw_bytes(tl->size),
         .max_xfers = TCW_MAX_XFERS, .max_entries = TCW_MAX_ENTRIES,
     };

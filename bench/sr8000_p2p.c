@@ -1,0 +1,166 @@
+/*
+ * bench/sr8000_p2p - the point-to-point measurements of the FMPL paper
+ * (seeds/003, 5.1) on the emulated SR8000, through FMPL's real code path:
+ * run on 2 ranks with FMPL_TRANSPORT=tcw (bench/sr8000 does).
+ *
+ *   fmplrun -n 2 bench/sr8000_p2p [-i ITERS] [-m MAXSIZE] [-M]
+ *
+ * Prints "key value..." lines (microseconds, MB/s) that bench/sr8000 puts
+ * beside the paper's figures:
+ *   lat_fmpl US            8-byte one-way latency, fmpl_send/fmpl_recv
+ *                          ping-pong (round trip / 2)
+ *   table1 I W D I H R     Table 1: the phases of rank 0's fmpl_send (init,
+ *                          header wait, data send) and fmpl_recv (init,
+ *                          header send, data receive) in that ping-pong,
+ *                          from FMPL's trace points (src/core/trace.h),
+ *                          averaged over the iterations
+ *   bw_fmpl SIZE MBPS      Fig. 6: size / one-way time
+ *   lat_mpi US, bw_mpi SIZE MBPS, bw_nordma SIZE MBPS (with -M)
+ *                          the paper's MPI as a protocol on the same fabric
+ *                          (bench/sr8000_mpi.h)
+ * The model is deterministic, so a few iterations give the figure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+#define BENCH_PROG "sr8000_p2p"
+#include "bench_fmpl.h"
+#include "core/trace.h"
+#include "sr8000_mpi.h"
+
+#define SMPI_BASE 8                /* FMPL's own ping-pong uses index 0 */
+
+static int me;
+
+enum { LIB_FMPL, LIB_MPI, LIB_NORDMA };
+
+static void pingpong(int lib, void *sb, void *rb, size_t n)
+{
+    int peer = !me;
+    for (int turn = 0; turn < 2; turn++) {
+        if ((turn == 0) == (me == 0)) {
+            if (lib == LIB_FMPL)
+                CHECK(fmpl_send(sb, n, peer, 0));
+            else
+                smpi_send(sb, n, peer, lib == LIB_NORDMA);
+        } else {
+            if (lib == LIB_FMPL)
+                CHECK(fmpl_recv(rb, n, peer, 0));
+            else
+                smpi_recv(rb, n, peer, lib == LIB_NORDMA);
+        }
+    }
+}
+
+/* One-way time of n bytes (seconds): `it` round trips after one to warm
+ * up; with `table1`, the phases of rank 0's calls summed into ph[]. */
+static double one_way(int lib, void *sb, void *rb, size_t n, long it, double *ph)
+{
+    fmpl_trace_t tr;
+    pingpong(lib, sb, rb, n);
+    double t0 = fmpl_wtime();
+    for (long i = 0; i < it; i++) {
+        if (!ph || me != 0) {
+            pingpong(lib, sb, rb, n);
+            continue;
+        }
+        fmpl_trace = &tr;
+        CHECK(fmpl_send(sb, n, 1, 0));
+        ph[0] += tr.t[FMPL_TR_SEND_READY] - tr.t[FMPL_TR_SEND_CALL];
+        ph[1] += tr.t[FMPL_TR_SEND_HDR] - tr.t[FMPL_TR_SEND_READY];
+        ph[2] += tr.t[FMPL_TR_SEND_END] - tr.t[FMPL_TR_SEND_HDR];
+        CHECK(fmpl_recv(rb, n, 1, 0));
+        ph[3] += tr.t[FMPL_TR_RECV_KICK] - tr.t[FMPL_TR_RECV_CALL];
+        ph[4] += tr.t[FMPL_TR_RECV_KICKED] - tr.t[FMPL_TR_RECV_KICK];
+        ph[5] += tr.t[FMPL_TR_RECV_END] - tr.t[FMPL_TR_RECV_KICKED];
+        fmpl_trace = NULL;
+    }
+    return (fmpl_wtime() - t0) / (double)it / 2;
+}
+
+static long iters_for(size_t n, long base)
+{
+    return n >= ((size_t)1 << 20) ? 2 : n >= 65536 ? (base + 3) / 4 : base;
+}
+
+int main(int argc, char **argv)
+{
+    long iters = 20;
+    size_t maxsize = (size_t)16 << 20;
+    int opt, with_mpi = 0;
+    while ((opt = getopt(argc, argv, "i:m:Mh")) != -1) {
+        switch (opt) {
+        case 'i': iters = atol(optarg) > 0 ? atol(optarg) : 1; break;
+        case 'm':
+            if (bu_parse_size(optarg, &maxsize) != 0 || maxsize < 8) {
+                fprintf(stderr, "%s: bad size %s\n", BENCH_PROG, optarg);
+                return 2;
+            }
+            break;
+        case 'M': with_mpi = 1; break;
+        default:
+            fprintf(opt == 'h' ? stdout : stderr,
+                    "usage: fmplrun -n 2 %s [-i ITERS] [-m MAXSIZE] [-M]\n", BENCH_PROG);
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    CHECK(fmpl_init(16));
+    bench_fmpl_clock();
+    me = fmpl_rank();
+    if (fmpl_size() != 2) {
+        if (me == 0)
+            fprintf(stderr, "%s: needs 2 ranks, has %d\n", BENCH_PROG, fmpl_size());
+        fmpl_finalize();
+        return 2;
+    }
+    if (me == 0 && !fmpl_wtime_emulated())
+        printf("# not an emulated machine (FMPL_TRANSPORT=tcw): times are this machine's\n");
+    smpi_init(SMPI_BASE, with_mpi ? maxsize : 0);
+    uint8_t *sb = fmpl_alloc_mem(maxsize), *rb = fmpl_alloc_mem(maxsize);
+    if (!sb || !rb)
+        bench_die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
+    memset(sb, me + 1, maxsize);
+
+    /* the median of a few batches, as everywhere in bench/: the CPU time
+     * between calls is this machine's, and now and then inflated */
+    double ph[6] = { 0 }, lats[BU_REPS];
+    for (int r = 0; r < BU_REPS; r++)
+        lats[r] = one_way(LIB_FMPL, sb, rb, 8, iters, NULL);
+    double lat = bu_median(lats, BU_REPS);
+    one_way(LIB_FMPL, sb, rb, 8, iters, ph);
+    if (me == 0) {
+        printf("lat_fmpl %.3f\n", lat * 1e6);
+        printf("table1");
+        for (int k = 0; k < 6; k++)
+            printf(" %.3f", ph[k] / (double)iters * 1e6);
+        printf("\n");
+    }
+    for (size_t n = 8; n <= maxsize; n *= 8) {
+        double t = one_way(LIB_FMPL, sb, rb, n, iters_for(n, iters), NULL);
+        if (me == 0)
+            printf("bw_fmpl %zu %.1f\n", n, (double)n / t / 1e6);
+    }
+    if (with_mpi) {
+        double lms[BU_REPS], lns[BU_REPS];
+        for (int r = 0; r < BU_REPS; r++) {
+            lms[r] = one_way(LIB_MPI, sb, rb, 8, iters, NULL);
+            lns[r] = one_way(LIB_NORDMA, sb, rb, 8, iters, NULL);
+        }
+        double lm = bu_median(lms, BU_REPS), ln = bu_median(lns, BU_REPS);
+        if (me == 0)
+            printf("lat_mpi %.3f\nlat_nordma %.3f\n", lm * 1e6, ln * 1e6);
+        for (size_t n = 8; n <= maxsize; n *= 8) {
+            double t = one_way(LIB_MPI, sb, rb, n, iters_for(n, iters), NULL);
+            double u = one_way(LIB_NORDMA, sb, rb, n, iters_for(n, iters), NULL);
+            if (me == 0)
+                printf("bw_mpi %zu %.1f\nbw_nordma %zu %.1f\n", n, (double)n / t / 1e6, n,
+                       (double)n / u / 1e6);
+        }
+    }
+    CHECK(fmpl_free_mem(sb));
+    CHECK(fmpl_free_mem(rb));
+    return fmpl_finalize() == FMPL_SUCCESS ? 0 : 1;
+}
