@@ -9,6 +9,8 @@
 #      (libfabric's tcp provider; check_p2p also on its shm provider), and
 #      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
 #      host name of their own (route transport, node-leader collectives);
+#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), with its timing
+#      model (check_errors too) and without;
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual);
@@ -158,6 +160,23 @@ if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
         run_check "route_$t" "test/$t" -u FI_PROVIDER FMPL_TEST_RANKS_PER_HOST=2
     done
 fi
+
+# ---- 1c. the same suites on the emulated SR8000 ----------------------
+# FMPL_TRANSPORT=tcw: the Hitachi SR8000's remote DMA, emulated (every
+# rank a node of the 2 x 8 partition), with its timing model - virtual
+# time, conservative synchronisation, no remote atomics, no remote read,
+# no progress thread - and without it (functional).  test/check_tcw (in
+# step 1) tests what only tcw has.
+for t in check_p2p check_coll check_blacs check_errors; do
+    [ -x "test/$t" ] || continue
+    selected "tcw_$t" "$@" || continue
+    run_check "tcw_$t" "test/$t" FMPL_TRANSPORT=tcw
+done
+for t in check_p2p check_coll check_blacs; do
+    [ -x "test/$t" ] || continue
+    selected "tcw_nomodel_$t" "$@" || continue
+    run_check "tcw_nomodel_$t" "test/$t" FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=0
+done
 
 # ---- 2. Fortran --------------------------------------------------------
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then

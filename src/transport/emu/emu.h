@@ -136,6 +136,8 @@ typedef struct fmpl_emu_config {
     size_t fabric_bytes;           /* shared area the fabric keeps for itself */
     int max_xfers;                 /* transfers on their way at once (all ranks) */
     int max_entries;               /* inbox entries at once (all ranks) */
+    uint64_t signature;            /* the fabric's settings: every rank must agree */
+    const char *settings;          /* their names, for the message when they do not */
 } fmpl_emu_config_t;
 
 typedef struct fmpl_emu fmpl_emu_t;

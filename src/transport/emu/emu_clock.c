@@ -100,9 +100,9 @@ void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb)
     atomic_store(&me->cpu_exit, INT64_MAX);
     atomic_store(&me->state, state);
     atomic_store(&me->lb, lb);
+    if (lb > old)
+        fmpl_emu_wake_held_locked(sh, e->rank, old);
     fmpl_emu_unlock(e);
-    if (lb > old || state == EMU_GONE)
-        fmpl_emu_wake(sh);
     if (state == EMU_USER) {
         e->cpu_exit = fmpl_emu_cpu_ns();
         atomic_store(&me->cpu_exit, e->cpu_exit);

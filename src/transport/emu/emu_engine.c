@@ -118,6 +118,7 @@ static int post(emu_shared_t *sh, int dst, fmpl_emu_time_t t, int src, uint64_t 
     en->seq = seq;
     en->msg = *m;
     inbox_insert(sh, dst, i);
+    fmpl_emu_wake_rank_locked(sh, dst);
     return FMPL_SUCCESS;
 }
 

@@ -40,6 +40,9 @@ typedef struct emu_rank {
     int64_t cpu_overhead;          /* what reading its CPU clock costs it (ns) */
     int64_t deadline;              /* BLOCKED: its deadline */
     int64_t vt;                    /* BLOCKED: its clock (it wakes no earlier) */
+    _Atomic uint32_t bell;         /* futex word: rung when it may go on */
+    _Atomic int32_t sleeping;      /* it sleeps on bell */
+    int64_t need;                  /* ... until the bound passes this (NEVER: an entry) */
     uint64_t kicks;                /* kicks so far: the tie-break of its transfers */
     uint64_t posts;                /* entries posted to it: the tie-break in its inbox */
     int32_t in_head, in_tail;      /* inbox, sorted by (t, src, seq) */
@@ -81,14 +84,13 @@ typedef struct emu_shared {
     int32_t size, nchan, nlinks, max_xfers, max_entries, model;
     uint32_t packet;
     int32_t pad;
+    uint64_t signature;
     fmpl_emu_time_t lookahead;
     double cpu_scale;
     int64_t cpu_threshold;
     uint64_t seg_len, ranks_off, chans_off, busy_off, ps_off, xfers_off, ents_off,
              fabric_off, fabric_len;
     pthread_mutex_t lock;
-    _Atomic uint32_t epoch;        /* futex word: bumped when a waiter may go on */
-    _Atomic int32_t waiters;
     int32_t xfer_free, ent_free;   /* pool free lists */
     int32_t xfers_used, ents_used; /* for the "tables full" message */
 } emu_shared_t;
@@ -112,6 +114,9 @@ struct fmpl_emu {
     fmpl_emu_msg_t *due;
     int due_cap;
     double warn_t;                 /* real time of the last "waiting for rank" note */
+    long wait_ns;                  /* the futex time-out, grows while nothing moves */
+    uint32_t wait_seen;
+    fmpl_emu_time_t wait_need;
 };
 
 static inline emu_rank_t *emu_ranks(emu_shared_t *sh)
@@ -157,6 +162,7 @@ fmpl_emu_time_t fmpl_emu_inbox_first(emu_shared_t *sh, int r);
 int fmpl_emu_inbox_take_locked(fmpl_emu_t *e, fmpl_emu_time_t t);
 
 /* emu_sync.c */
-void fmpl_emu_wake(emu_shared_t *sh);
+void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r);
+void fmpl_emu_wake_held_locked(emu_shared_t *sh, int self, fmpl_emu_time_t old);
 
 #endif

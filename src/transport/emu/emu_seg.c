@@ -71,6 +71,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     h->model = c->model;
     h->packet = c->packet ? c->packet : 4096;
     h->lookahead = c->lookahead;
+    h->signature = c->signature;
     h->cpu_scale = c->cpu_scale;
     h->cpu_threshold = c->cpu_threshold;
     if (init_lock(&h->lock) != 0) {
@@ -144,9 +145,10 @@ int fmpl_emu_open(fmpl_tl_t *tl, const fmpl_emu_config_t *cfg, fmpl_emu_apply_fn
                 rc = FMPL_ERR_SYSTEM;
             } else if (e->sh->magic != FMPL_EMU_MAGIC || e->sh->size != tl->size ||
                        e->sh->nchan != cfg->nchan || e->sh->nlinks != cfg->nlinks ||
-                       e->sh->model != cfg->model) {
-                fmpl_log_err("%s: rank 0 emulates another machine (the FMPL_* settings "
-                             "of the fabric differ between the ranks)", cfg->name);
+                       e->sh->model != cfg->model || e->sh->signature != cfg->signature) {
+                fmpl_log_err("%s: rank 0 emulates another machine: the %s settings differ "
+                             "between the ranks", cfg->name, cfg->settings ? cfg->settings
+                                                                           : "fabric's");
                 rc = FMPL_ERR_ARG;
             }
         }

@@ -16,9 +16,13 @@
 #include "core/log.h"
 #include "transport/emu/emu_int.h"
 
-/* Real time a waiter sleeps at most before it looks again (a computing
- * rank's CPU time, a dead rank): 1 ms. */
-#define WAIT_NS 1000000L
+/* Real time a waiter sleeps at most before it looks again by itself (a
+ * computing rank's CPU time, a dead rank): from 1 ms, doubling while
+ * nothing happens, to 32 ms - a rank that waits long must not wake the
+ * others' cores every millisecond (it would be charged to their
+ * computation as switches and cold caches). */
+#define WAIT_MIN_NS 1000000L
+#define WAIT_MAX_NS 32000000L
 /* Say once which rank a long wait is for (a rank outside FMPL that does
  * not compute - blocked in another library - holds everybody back). */
 #define WARN_AFTER_S 30.0
@@ -37,11 +41,26 @@ static double real_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-void fmpl_emu_wake(emu_shared_t *sh)
+/* Rank r has something new to look at (its inbox, a bound it waits on). */
+void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r)
 {
-    atomic_fetch_add(&sh->epoch, 1);
-    if (atomic_load(&sh->waiters) > 0)
-        syscall(SYS_futex, &sh->epoch, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+    emu_rank_t *rk = &emu_ranks(sh)[r];
+    atomic_fetch_add(&rk->bell, 1);
+    if (atomic_load(&rk->sleeping))
+        syscall(SYS_futex, &rk->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
+/* A bound that was `old` moved up: wake the sleepers it may have held
+ * back - those that need the bound past `old` or more - and nobody else
+ * (a rank waiting for its inbox only needs nothing: needs FMPL_EMU_NEVER
+ * is "wake me for an entry"). */
+void fmpl_emu_wake_held_locked(emu_shared_t *sh, int self, fmpl_emu_time_t old)
+{
+    emu_rank_t *rk = emu_ranks(sh);
+    for (int r = 0; r < sh->size; r++)
+        if (r != self && atomic_load(&rk[r].sleeping) && rk[r].need >= old &&
+            rk[r].need != FMPL_EMU_NEVER)
+            fmpl_emu_wake_rank_locked(sh, r);
 }
 
 /* A rank that computes has used `cpu` ns of CPU time since it left FMPL
@@ -94,10 +113,11 @@ static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
             continue;
         if (kill(rk[r].pid, 0) != 0 && errno == ESRCH) {
             fmpl_emu_lock(e);
+            fmpl_emu_time_t old = atomic_load(&rk[r].lb);
             atomic_store(&rk[r].state, EMU_GONE);
             atomic_store(&rk[r].lb, FMPL_EMU_NEVER);
+            fmpl_emu_wake_held_locked(sh, r, old);
             fmpl_emu_unlock(e);
-            fmpl_emu_wake(sh);
         } else if (slow < 0) {
             slow = r;
         }
@@ -115,15 +135,26 @@ static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
         e->warn_t = now;
 }
 
-/* Sleep until the epoch moves past `seen` (or WAIT_NS). */
-static void wait_epoch(fmpl_emu_t *e, uint32_t seen, fmpl_emu_time_t need)
+/* Called locked, when we cannot go on until the bound passes `need` (or,
+ * FMPL_EMU_NEVER, until an entry comes): unlock and sleep until somebody
+ * rings our bell, or the time-out. */
+static void sleep_unlock(fmpl_emu_t *e, fmpl_emu_time_t need)
 {
     emu_shared_t *sh = e->sh;
-    struct timespec ts = { 0, WAIT_NS };
-    atomic_fetch_add(&sh->waiters, 1);
-    if (atomic_load(&sh->epoch) == seen)
-        syscall(SYS_futex, &sh->epoch, FUTEX_WAIT, seen, &ts, NULL, 0);
-    atomic_fetch_sub(&sh->waiters, 1);
+    emu_rank_t *me = &emu_ranks(sh)[e->rank];
+    uint32_t seen = atomic_load(&me->bell);
+    me->need = need;
+    atomic_store(&me->sleeping, 1);
+    fmpl_emu_unlock(e);
+    if (e->wait_ns < WAIT_MIN_NS || seen != e->wait_seen + 0u || e->wait_need != need)
+        e->wait_ns = WAIT_MIN_NS;
+    else if (e->wait_ns < WAIT_MAX_NS)
+        e->wait_ns *= 2;
+    e->wait_seen = seen;
+    e->wait_need = need;
+    struct timespec ts = { e->wait_ns / 1000000000L, e->wait_ns % 1000000000L };
+    syscall(SYS_futex, &me->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
+    atomic_store(&me->sleeping, 0);
     if (sh->model && need != FMPL_EMU_NEVER)
         check_laggards(e, need);
 }
@@ -158,37 +189,31 @@ static void awake_locked(fmpl_emu_t *e)
 /* Running, our bound is our clock: the charges since we published it
  * count too (for others, and for our own look at the bound).  Locked;
  * 1 if it moved. */
-static int catch_up_locked(fmpl_emu_t *e)
+static void catch_up_locked(fmpl_emu_t *e)
 {
     emu_rank_t *me = &emu_ranks(e->sh)[e->rank];
-    if (atomic_load(&me->state) == EMU_RUN && atomic_load(&me->lb) < e->vt) {
+    fmpl_emu_time_t old = atomic_load(&me->lb);
+    if (atomic_load(&me->state) == EMU_RUN && old < e->vt) {
         atomic_store(&me->lb, e->vt);
-        return 1;
+        fmpl_emu_wake_held_locked(e->sh, e->rank, old);
     }
-    return 0;
 }
 
 int fmpl_emu_poll(fmpl_emu_t *e)
 {
     emu_shared_t *sh = e->sh;
     fmpl_emu_lock(e);
-    int done = catch_up_locked(e);
-    done += fmpl_emu_run_locked(e);
+    catch_up_locked(e);
+    fmpl_emu_run_locked(e);
     fmpl_emu_time_t need = e->vt - sh->lookahead;   /* K must pass this */
     if (sh->model && fmpl_emu_bound_locked(e, need) <= need) {
-        uint32_t seen = atomic_load(&sh->epoch);
-        fmpl_emu_unlock(e);
-        if (done)
-            fmpl_emu_wake(sh);
-        wait_epoch(e, seen, need);
+        sleep_unlock(e, need);
         return -1;
     }
     int n = fmpl_emu_inbox_take_locked(e, e->vt);
     if (n)
         awake_locked(e);
     fmpl_emu_unlock(e);
-    if (done)
-        fmpl_emu_wake(sh);
     apply_due(e, n);
     return n;
 }
@@ -201,12 +226,12 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
     if (!sh->model) {
         fmpl_emu_run_locked(e);
         int n = fmpl_emu_inbox_take_locked(e, FMPL_EMU_NEVER);
-        uint32_t seen = atomic_load(&sh->epoch);
-        fmpl_emu_unlock(e);
-        apply_due(e, n);
-        if (n)
+        if (n) {
+            fmpl_emu_unlock(e);
+            apply_due(e, n);
             return 1;
-        wait_epoch(e, seen, 0);
+        }
+        sleep_unlock(e, FMPL_EMU_NEVER);
         return 0;
     }
     /* A deadline we have reached was the caller's to act on; waiting on
@@ -220,7 +245,9 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
     fmpl_emu_time_t next = tmax(e->vt, tmin(fmpl_emu_inbox_first(sh, e->rank), deadline));
     atomic_store(&me->state, EMU_BLOCKED);
     atomic_store(&me->lb, next);
-    int done = fmpl_emu_run_locked(e);
+    if (next > old)
+        fmpl_emu_wake_held_locked(sh, e->rank, old);
+    fmpl_emu_run_locked(e);
     /* the engine may have brought something earlier */
     next = tmax(e->vt, tmin(fmpl_emu_inbox_first(sh, e->rank), deadline));
     fmpl_emu_time_t need = next == FMPL_EMU_NEVER ? next : next - sh->lookahead;
@@ -230,16 +257,10 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
         atomic_store(&me->state, EMU_RUN);
         atomic_store(&me->lb, e->vt);
         fmpl_emu_unlock(e);
-        if (done || e->vt > old)
-            fmpl_emu_wake(sh);
         apply_due(e, n);
         return 1;
     }
-    uint32_t seen = atomic_load(&sh->epoch);
-    fmpl_emu_unlock(e);
-    if (done || next > old)
-        fmpl_emu_wake(sh);
-    wait_epoch(e, seen, need);
+    sleep_unlock(e, need);
     return 0;
 }
 

@@ -139,6 +139,13 @@ static int tcw_open(fmpl_tl_t *tl)
     if (t->m.hwbar_ns < la)
         la = t->m.hwbar_ns;
     size_t areas = (size_t)tl->size * FMPL_TCW_MAX_AREAS * sizeof(tcw_area_t);
+    /* every rank must emulate the same machine: a digest of its settings */
+    uint64_t sig = 1469598103934665603ull;
+    const unsigned char *pm = (const unsigned char *)&t->m, *px = (const unsigned char *)&t->x;
+    for (size_t i = 0; i < sizeof t->m; i++)
+        sig = (sig ^ pm[i]) * 1099511628211ull;
+    for (size_t i = 0; i < sizeof t->x; i++)
+        sig = (sig ^ px[i]) * 1099511628211ull;
     fmpl_emu_config_t cfg = {
         .name = "tcw", .model = t->m.on, .nchan = t->x.X * t->x.Y, .nlinks = t->x.nlinks,
         .link_ps_per_byte = ps, .packet = (uint32_t)t->m.packet,
@@ -146,6 +153,7 @@ static int tcw_open(fmpl_tl_t *tl)
         .cpu_threshold = (int64_t)t->m.cpu_threshold_ns,
         .fabric_bytes = areas + fmpl_tcw_hw_bytes(tl->size),
         .max_xfers = TCW_MAX_XFERS, .max_entries = TCW_MAX_ENTRIES,
+        .signature = sig, .settings = "FMPL_TCW_*",
     };
     if (t->m.on && la <= 0) {
         fmpl_log_err("tcw: NIA_SEND_NS + NIA_RECV_NS and HWBAR_NS must be > 0 with the "
