@@ -2,7 +2,7 @@
  * bench/blacs - fmpl-blacs: point-to-point (Cdgesd2d/Cdgerv2d ping-pong,
  * 8 B .. 16 MiB and a 1000 x 1000 submatrix of an LDA = 2000 array),
  * Cdgebs2d/Cdgebr2d, Cdgsum2d and Cdgamx2d (8 B .. 1 MiB), and ScaLAPACK's
- * pdgetrf_ (N = 2000, NB = 64, 1 x 2 grid) running on fmpl-blacs.
+ * pdgetrf_ (N = 2000, NB = 64, a 1 x 2 grid or -g PxQ) running on fmpl-blacs.
  *
  *   fmplrun -n 2 bench/blacs [-m MAX] [-M CMAX] [-T TESTS] [-N N] [-r REPS] ...
  *
@@ -23,6 +23,9 @@
  * running as an MPI singleton because of the link order). */
 int fmpl_rank(void);
 int fmpl_size(void);
+double fmpl_wtime(void);
+/* ... and time with FMPL's clock: on an emulated machine (FMPL_TRANSPORT=
+ * tcw) the figures are that machine's (bench_util.h) */
 #define BB_AFTER_INIT()                                                       \
     do {                                                                      \
         if (fmpl_rank() != bb_me || fmpl_size() != bb_np) {                   \
@@ -31,6 +34,7 @@ int fmpl_size(void);
                     fmpl_rank(), fmpl_size());                                \
             exit(2);                                                          \
         }                                                                     \
+        bu_set_clock(fmpl_wtime);                                             \
     } while (0)
 #include <stddef.h>
 

@@ -378,9 +378,12 @@ static inline double bb_aij(int i, int j)   /* the matrix, in [-0.5, 0.5) */
     return (double)(z >> 11) * (1.0 / 9007199254740992.0) - 0.5;
 }
 
-/* Factor an N x N matrix on a 1 x 2 grid (ranks 0, 1; the others idle)
- * `reps` times; prints the row.  The first factorisation is checked. */
-static void bb_getrf(int N, int NB, int reps)
+/* global index of local index l on process coordinate p of np (block NB) */
+static inline int bb_g(int l, int NB, int p, int np) { return (l / NB * np + p) * NB + l % NB; }
+
+/* Factor an N x N matrix on a P x Q grid (ranks 0 .. PQ-1; the others
+ * idle) `reps` times; prints the row.  The first factorisation is checked. */
+static void bb_getrf(int N, int NB, int reps, int P, int Q)
 {
     int ctx = -1, nprow, npcol, myrow, mycol, zero = 0, one = 1, info;
     int desca[9], descb[9];
@@ -388,7 +391,7 @@ static void bb_getrf(int N, int NB, int reps)
     if (reps > 64)
         reps = 64;
     Cblacs_get(-1, 0, &ctx);
-    Cblacs_gridinit(&ctx, "R", 1, 2);
+    Cblacs_gridinit(&ctx, "R", P, Q);
     Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
     for (int r = 0; r < reps; r++) {
         double t = 0;
@@ -404,11 +407,10 @@ static void bb_getrf(int N, int NB, int reps)
             descinit_(desca, &N, &N, &NB, &NB, &zero, &zero, &ctx, &lld, &info);
             if (info != 0)
                 bb_die("descinit_ returned info %d", info);
-            /* local (li, lj) is global (li, gj): one process row */
             for (int lj = 0; lj < nloc; lj++) {
-                int gj = (lj / NB * npcol + mycol) * NB + lj % NB;
+                int gj = bb_g(lj, NB, mycol, npcol);
                 for (int li = 0; li < mloc; li++)
-                    a[(size_t)lj * lld + li] = bb_aij(li, gj);
+                    a[(size_t)lj * lld + li] = bb_aij(bb_g(li, NB, myrow, nprow), gj);
             }
             Cblacs_barrier(ctx, "A");
             double t0 = bu_now();
@@ -421,21 +423,22 @@ static void bb_getrf(int N, int NB, int reps)
                 double *b = malloc(sizeof(double) * (size_t)lldb);
                 descinit_(descb, &N, &one, &NB, &NB, &zero, &zero, &ctx, &lldb, &info);
                 if (mycol == 0)
-                    for (int i = 0; i < N; i++) {
+                    for (int li = 0; li < mloc; li++) {
                         double s = 0;
+                        int gi = bb_g(li, NB, myrow, nprow);
                         for (int j = 0; j < N; j++)
-                            s += bb_aij(i, j);
-                        b[i] = s;
+                            s += bb_aij(gi, j);
+                        b[li] = s;
                     }
                 pdgetrs_("N", &N, &one, a, &one, &one, desca, ipiv, b, &one, &one, descb,
                          &info, 1);
                 if (info != 0)
                     bb_die("pdgetrs_ returned info %d", info);
                 if (mycol == 0)
-                    for (int i = 0; i < N; i++)
-                        if (!(fabs(b[i] - 1.0) < 1e-6))
+                    for (int li = 0; li < mloc; li++)
+                        if (!(fabs(b[li] - 1.0) < 1e-6))
                             bb_die("pdgetrf: solving with the factors gives x[%d] = %.17g, "
-                                   "expected 1", i, b[i]);
+                                   "expected 1", bb_g(li, NB, myrow, nprow), b[li]);
                 free(b);
             }
             free(a);
@@ -460,7 +463,7 @@ static void bb_getrf(int N, int NB, int reps)
 struct bb_opts {
     size_t pp_max, coll_max;
     double scale;
-    int N, NB, reps;
+    int N, NB, reps, P, Q;
     unsigned tests;              /* bit per test */
 };
 enum { BT_PP = 1, BT_SUB = 2, BT_BS = 4, BT_GSUM = 8, BT_AMX = 16, BT_GETRF = 32 };
@@ -468,13 +471,14 @@ enum { BT_PP = 1, BT_SUB = 2, BT_BS = 4, BT_GSUM = 8, BT_AMX = 16, BT_GETRF = 32
 static void bb_usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s [-m MAX] [-M CMAX] [-T TESTS] [-N N] [-b NB] [-r REPS] [-t TOP] "
-            "[-i SCALE] [-a] [-h]\n"
+            "usage: %s [-m MAX] [-M CMAX] [-T TESTS] [-N N] [-b NB] [-g PxQ] [-r REPS] "
+            "[-t TOP] [-i SCALE] [-a] [-h]\n"
             "  -m MAX    last ping-pong size, 8 B doubling (default 16M; K/M/G)\n"
             "  -M CMAX   last collective size, 8 B doubling (default 1M, at most -m)\n"
             "  -T TESTS  comma list of pp, sub, bs, gsum, amx, getrf (default all)\n"
             "  -N N      pdgetrf matrix order (default 2000)\n"
             "  -b NB     pdgetrf block size (default 64)\n"
+            "  -g PxQ    pdgetrf process grid (default 1x2; P x Q <= processes)\n"
             "  -r REPS   pdgetrf calls timed (default 3)\n"
             "  -t TOP    broadcast/combine topology character (default ' ')\n"
             "  -i SCALE  multiply the iteration counts (default 1)\n"
@@ -491,6 +495,8 @@ static int bb_parse(int argc, char **argv, struct bb_opts *o, const char **err)
     o->N = 2000;
     o->NB = 64;
     o->reps = 3;
+    o->P = 1;
+    o->Q = 2;
     o->tests = BT_PP | BT_SUB | BT_BS | BT_GSUM | BT_AMX | BT_GETRF;
     int cmax_set = 0;
     *err = NULL;
@@ -500,7 +506,7 @@ static int bb_parse(int argc, char **argv, struct bb_opts *o, const char **err)
             return 1;
         if (!strcmp(a, "-a"))
             continue;
-        if (strlen(a) != 2 || a[0] != '-' || !strchr("mMTNbrti", a[1])) {
+        if (strlen(a) != 2 || a[0] != '-' || !strchr("mMTNbrtig", a[1])) {
             snprintf(msg, sizeof msg, "unknown option %s", a);
             *err = msg;
             return -1;
@@ -546,6 +552,13 @@ static int bb_parse(int argc, char **argv, struct bb_opts *o, const char **err)
             }
             break;
         }
+        case 'g':
+            if (sscanf(v, "%dx%d", &o->P, &o->Q) != 2 || o->P < 1 || o->Q < 1) {
+                snprintf(msg, sizeof msg, "bad grid %s (PxQ)", v);
+                *err = msg;
+                return -1;
+            }
+            break;
         case 'N':
         case 'b':
         case 'r': {
@@ -597,6 +610,13 @@ static int bb_main(int argc, char **argv)
 #endif
     if (pr == 0 && bb_np < 2) {
         err = "needs at least 2 processes";
+        pr = -1;
+    }
+    static char gmsg[96];
+    if (pr == 0 && (o.tests & BT_GETRF) && o.P * o.Q > bb_np) {
+        snprintf(gmsg, sizeof gmsg, "a %dx%d grid needs %d processes, there are %d", o.P, o.Q,
+                 o.P * o.Q, bb_np);
+        err = gmsg;
         pr = -1;
     }
     if (pr != 0) {
@@ -657,8 +677,8 @@ static int bb_main(int argc, char **argv)
                bb_np, bb_np, bb_top, o.scale, BB_REPS);
         printf("# sd2d: ping-pong of (0,0) and (0,1), one-way time; bs2d: root = iteration %% "
                "nprocs; gsum2d, amx2d: rdest = -1 (amx2d with LDIA = M)\n");
-        printf("# pdgetrf: %d x %d, NB = %d, 1 x 2 grid, median of %d calls (GFlops = "
-               "2/3 N^3 / time)\n", o.N, o.N, o.NB, o.reps);
+        printf("# pdgetrf: %d x %d, NB = %d, %d x %d grid, median of %d calls (GFlops = "
+               "2/3 N^3 / time)\n", o.N, o.N, o.NB, o.P, o.Q, o.reps);
         printf("# key  time_us  MBps|GFlops\n");
         fflush(stdout);
     }
@@ -680,7 +700,7 @@ static int bb_main(int argc, char **argv)
     }
     fflush(stdout);
     if (o.tests & BT_GETRF)
-        bb_getrf(o.N, o.NB, o.reps);
+        bb_getrf(o.N, o.NB, o.reps, o.P, o.Q);
 
     bu_free(bb_a);
     bu_free(bb_b);

@@ -13,7 +13,7 @@
 #      model (check_errors too) and without;
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
-#      the one-process residual);
+#      the one-process residual), also on tcw, and Himeno on 16 tcw nodes;
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -27,6 +27,7 @@
 #   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
+#      pdgetrf on 2 x 8 tcw nodes, xdlu and xdllt on 4;
 #   7. make install into a scratch prefix, pkg-config build, run.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
@@ -190,6 +191,13 @@ fi
 if [ -x examples/himeno ] && selected himeno_test "$@"; then
     run_step himeno_test 120 test/himeno_test.sh
 fi
+# ... and on the emulated SR8000: the same gosa on 1 to 8 nodes, and a run
+# on the 16 nodes of the 2 x 8 partition (its modeled time per iteration)
+if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
+    run_step himeno_tcw 120 env FMPL_TRANSPORT=tcw test/himeno_test.sh
+    run_step himeno_tcw16 300 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 240 \
+        examples/himeno S -n 20
+fi
 
 # ---- 3. valgrind -------------------------------------------------------
 if command -v valgrind > /dev/null 2>&1; then
@@ -283,9 +291,18 @@ if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then
     if [ -x examples/pdgesv ]; then
         run_step blacs_pdgesv 300 bash test/pdgesv_test.sh
     fi
+    # ScaLAPACK's pdgetrf on the 2 x 8 nodes of the emulated SR8000, its
+    # factors checked by solving with them (bench/blacs)
+    if [ -x bench/blacs ]; then
+        run_step blacs_getrf_tcw 600 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 500 \
+            bench/blacs -T getrf -g 2x8 -N 1000 -r 1
+    fi
     if command -v mpirun > /dev/null 2>&1 && [ -d /usr/lib/x86_64-linux-gnu/scalapack ]; then
         run_step blacs_debian_testers 900 bash test/blacs_debian.sh
         run_step blacs_scalapack_testers 1200 bash test/scalapack_testers.sh
+        # on 4 nodes of the emulated SR8000
+        run_step blacs_scalapack_testers_tcw 600 env FMPL_TRANSPORT=tcw \
+            bash test/scalapack_testers.sh -n 4 xdlu xdllt
     else
         echo "=== blacs testers: mpirun or Debian's ScaLAPACK testers missing: FAILED"
         record blacs_testers 1
