@@ -178,9 +178,10 @@ int fmpl_rank(void);
 int fmpl_size(void);
 
 /* fmpl_transport - the transport serving this job: "shm" (every rank on
- * this host), "ofi" (libfabric to every peer) or "route" (shm to the
- * ranks on this host, libfabric to the others); NULL before fmpl_init.
- * Only shm has the hardware broadcast (fmpl_hbcast). */
+ * this host), "ofi" (libfabric to every peer), "route" (shm to the ranks
+ * on this host, libfabric to the others) or "tcw" (the Hitachi SR8000,
+ * emulated: FMPL_TRANSPORT=tcw); NULL before fmpl_init.  shm and tcw have
+ * the hardware broadcast (fmpl_hbcast). */
 const char *fmpl_transport(void);
 
 /* fmpl_host - the host world rank `rank` runs on, numbered 0 .. nhosts-1
@@ -279,7 +280,9 @@ int fmpl_test(fmpl_request_t *req, int *done);
  * the same peer on the same index takes its place in the order.  Returns
  * FMPL_ERR_BUSY when the sender has already claimed the receive: the
  * message is then delivered and fmpl_wait_irecv() must be called.
- * This is the documented replacement for ANY_SOURCE.
+ * This is the documented replacement for ANY_SOURCE.  On a transport
+ * without remote atomics (tcw) the sender decides: the call returns once
+ * the sender's next FMPL call has answered (FMPL_ERR_PEER if it died).
  */
 int fmpl_cancel_irecv(fmpl_request_t *req);
 
@@ -461,8 +464,9 @@ int fmpl_op_apply(fmpl_op_t op, void *inout, const void *in, int count);
 /*
  * fmpl_barrier - return once every member has entered.  FMPL_COMM_WORLD
  * uses the transport's hardware barrier where it has one (shm: one shared
- * counter); other communicators a dissemination barrier of single
- * cache-line signals.
+ * counter; tcw: the SR8000's hmpc_barrier, when the ranks are on separate
+ * nodes that fill a rectangle of the partition); other communicators a
+ * dissemination barrier of single cache-line signals.
  */
 int fmpl_barrier(fmpl_comm_t comm);
 
@@ -476,8 +480,15 @@ int fmpl_barrier(fmpl_comm_t comm);
 int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm_t comm);
 /*
  * fmpl_hbcast - the transport's hardware broadcast over all processes
- * (shm: the root writes one shared buffer, every reader copies from it).
- * FMPL_ERR_UNSUPPORTED where the transport has none.
+ * (shm: the root writes one shared buffer, every reader copies from it;
+ * tcw: the SR8000's broadcast through its serialising crossbar).
+ * FMPL_ERR_UNSUPPORTED where the transport has none - and on tcw when one
+ * of the paper's conditions fails (section 3.2): ranks sharing a node, a
+ * partition that is not exclusive and global or overlaps a shared one,
+ * nodes that do not fill a rectangle, or a buffer that is not at the same
+ * offset of the same fmpl_alloc_mem area on every rank; the root says
+ * which on stderr, and every rank gets the same answer.  That last check
+ * costs an exchange, which is why fmpl_bcast does not try it.
  */
 int fmpl_hbcast(void *buf, size_t size, int root);
 
