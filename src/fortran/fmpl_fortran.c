@@ -13,6 +13,7 @@
  *   call fmpl_rank(rank, ier)                      ! -1, FMPL_ERR_NOT_INIT
  *   call fmpl_size(size, ier)                      !   before fmpl_init
  *   call fmpl_wtime(t)                             ! DOUBLE PRECISION t
+ *   call fmpl_wtime_emulated(flag)                 ! 1: an emulated machine's clock
  *   call fmpl_send(buf, size, dst, mai, ier)
  *   call fmpl_recv(buf, size, src, mai, ier)
  *   call fmpl_isend(buf, size, dst, mai, req, ier)
@@ -152,6 +153,11 @@ FMPLF_API void fmpl_size_(int *size, int *ier)
 FMPLF_API void fmpl_wtime_(double *t)
 {
     *t = fmpl_wtime();
+}
+
+FMPLF_API void fmpl_wtime_emulated_(int *flag)
+{
+    *flag = fmpl_wtime_emulated();
 }
 
 /* ------------------------------------------------------------------ */

@@ -51,9 +51,9 @@ void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r)
 }
 
 /* A bound that was `old` moved up: wake the sleepers it may have held
- * back - those that need the bound past `old` or more - and nobody else
- * (a rank waiting for its inbox only needs nothing: needs FMPL_EMU_NEVER
- * is "wake me for an entry"). */
+ * back - those that need the bound past `old` or more - and nobody else.
+ * A sleeper that needs FMPL_EMU_NEVER waits for an entry only, and is
+ * woken when one comes (fmpl_emu_wake_rank_locked). */
 void fmpl_emu_wake_held_locked(emu_shared_t *sh, int self, fmpl_emu_time_t old)
 {
     emu_rank_t *rk = emu_ranks(sh);
@@ -146,7 +146,7 @@ static void sleep_unlock(fmpl_emu_t *e, fmpl_emu_time_t need)
     me->need = need;
     atomic_store(&me->sleeping, 1);
     fmpl_emu_unlock(e);
-    if (e->wait_ns < WAIT_MIN_NS || seen != e->wait_seen + 0u || e->wait_need != need)
+    if (e->wait_ns < WAIT_MIN_NS || seen != e->wait_seen || e->wait_need != need)
         e->wait_ns = WAIT_MIN_NS;
     else if (e->wait_ns < WAIT_MAX_NS)
         e->wait_ns *= 2;
