@@ -2,7 +2,8 @@
 # bench/run_local.sh - what `make bench` runs, from any directory: the
 # floor, FMPL latency, bandwidth and broadcast on a local 2-process job,
 # then the interleaved FMPL/MPI comparisons (point-to-point, then the
-# collectives) when MPI is there.
+# collectives) when MPI is there, and last the FMPL paper's figures on the
+# emulated SR8000 (bench/sr8000).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,3 +36,6 @@ if command -v mpirun >/dev/null 2>&1 && [ $coll_mpi = 1 ]; then
     echo "== bench/compare -r 3 -t coll"
     bench/compare -r 3 -t coll
 fi
+echo
+echo "== bench/sr8000 (the emulated SR8000, FMPL_TRANSPORT=tcw)"
+bench/sr8000 -k

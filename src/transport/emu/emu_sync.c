@@ -23,6 +23,10 @@
  * computation as switches and cold caches). */
 #define WAIT_MIN_NS 1000000L
 #define WAIT_MAX_NS 32000000L
+/* A rank that waits only for an entry (nothing it needs from the bound) is
+ * woken when one comes; it looks by itself only for the liveness checks
+ * of the wait around it (core/progress.c: every 50 ms at most). */
+#define WAIT_ENTRY_NS 50000000L
 /* Say once which rank a long wait is for (a rank outside FMPL that does
  * not compute - blocked in another library - holds everybody back). */
 #define WARN_AFTER_S 30.0
@@ -152,7 +156,8 @@ static void sleep_unlock(fmpl_emu_t *e, fmpl_emu_time_t need)
         e->wait_ns *= 2;
     e->wait_seen = seen;
     e->wait_need = need;
-    struct timespec ts = { e->wait_ns / 1000000000L, e->wait_ns % 1000000000L };
+    long ns = need == FMPL_EMU_NEVER ? WAIT_ENTRY_NS : e->wait_ns;
+    struct timespec ts = { ns / 1000000000L, ns % 1000000000L };
     syscall(SYS_futex, &me->bell, FUTEX_WAIT, seen, &ts, NULL, 0);
     atomic_store(&me->sleeping, 0);
     if (sh->model && need != FMPL_EMU_NEVER)

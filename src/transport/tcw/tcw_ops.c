@@ -91,6 +91,10 @@ static int cma_probe(fmpl_tcw_t *t)
     int e = fmpl_cma_copy(t->pid[peer], &word, sizeof word, addr, 0);
     if (e == 0)
         return FMPL_SUCCESS;
+    if (e == -ESRCH) {
+        fmpl_log_err("tcw: rank %d (pid %d) died during start-up", peer, (int)t->pid[peer]);
+        return FMPL_ERR_PEER;
+    }
     fmpl_log_err("tcw: cross-memory attach to rank %d refused (%s): the emulated NIA writes "
                  "the other nodes' memory with it (same user, kernel.yama.ptrace_scope <= 1)",
                  peer, strerror(-e));
@@ -178,6 +182,10 @@ static int tcw_open(fmpl_tl_t *tl)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)
         rc = cma_probe(t);
+    /* once everybody has probed, a rank may leave at any time without
+     * breaking anybody's start-up */
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
     if (rc != FMPL_SUCCESS) {
         tcw_close(tl);
         return rc;
