@@ -159,6 +159,10 @@ void *fmpl_emu_fabric(fmpl_emu_t *e);
 void fmpl_emu_lock(fmpl_emu_t *e);
 void fmpl_emu_unlock(fmpl_emu_t *e);
 pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank);
+/* An address of ours a peer may read to check it can reach our memory
+ * (published in the engine's segment), and a rank's. */
+void     fmpl_emu_set_probe_addr(fmpl_emu_t *e, uint64_t addr);
+uint64_t fmpl_emu_probe_addr(const fmpl_emu_t *e, int rank);
 
 /* emu_clock.c: the rank's virtual clock. */
 fmpl_emu_time_t fmpl_emu_now(fmpl_emu_t *e);      /* includes the program's CPU time so far */

@@ -40,6 +40,7 @@ typedef struct emu_rank {
     int64_t cpu_overhead;          /* what reading its CPU clock costs it (ns) */
     int64_t deadline;              /* BLOCKED: its deadline */
     int64_t vt;                    /* BLOCKED: its clock (it wakes no earlier) */
+    uint64_t probe_addr;           /* an address of its memory peers may read */
     _Atomic uint32_t bell;         /* futex word: rung when it may go on */
     _Atomic int32_t sleeping;      /* it sleeps on bell */
     int64_t need;                  /* ... until the bound passes this (NEVER: an entry) */

@@ -216,4 +216,14 @@ void fmpl_emu_unlock(fmpl_emu_t *e) { pthread_mutex_unlock(&e->sh->lock); }
 
 pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank) { return emu_ranks(e->sh)[rank].pid; }
 
+void fmpl_emu_set_probe_addr(fmpl_emu_t *e, uint64_t addr)
+{
+    emu_ranks(e->sh)[e->rank].probe_addr = addr;
+}
+
+uint64_t fmpl_emu_probe_addr(const fmpl_emu_t *e, int rank)
+{
+    return emu_ranks(e->sh)[rank].probe_addr;
+}
+
 int fmpl_emu_model(const fmpl_emu_t *e) { return e->model; }

@@ -40,6 +40,7 @@
 #include <stdint.h>
 
 #include "transport/emu/emu.h"
+#include "transport/emu/emu_tl.h"
 #include "transport/transport.h"
 
 #define FMPL_TCW_COLOURS   8       /* hmpc_barrier's colours */
@@ -122,11 +123,9 @@ typedef struct tcw_hw_shared {
 /* The fabric's shared area: areas[size][MAX_AREAS], then tcw_hw_shared_t
  * and its cards. */
 typedef struct fmpl_tcw {
-    fmpl_tl_t *tl;
-    fmpl_emu_t *emu;
+    fmpl_emu_tl_t et;              /* first: the glue every emulated fabric shares */
     tcw_model_t m;
     tcw_xbar_t x;
-    uint8_t *mbox;                 /* our matching area: [size][nidx] lines */
     tcw_area_t *areas;             /* [size][FMPL_TCW_MAX_AREAS], shared */
     tcw_hw_shared_t *hw;           /* shared */
     /* TCWs */
@@ -142,15 +141,12 @@ typedef struct fmpl_tcw {
     uint64_t bar_done[FMPL_TCW_COLOURS];
     uint64_t hb_done;
     int32_t hb_verdict;            /* FMPL_SUCCESS or the broadcast's error */
-    int delivered;                 /* entries applied by the last poll */
-    fmpl_tl_comp_t sync;           /* kicks that complete before the call returns */
-    pid_t *pid;                    /* [size] */
 } fmpl_tcw_t;
 
 static inline fmpl_tcw_t *fmpl_tcw_of(fmpl_tl_t *tl) { return (fmpl_tcw_t *)tl->priv; }
 
 /* picoseconds of modeled time for ns of the model */
-static inline fmpl_emu_time_t fmpl_tcw_ps(double ns) { return FMPL_EMU_NS(ns); }
+static inline fmpl_emu_time_t fmpl_tcw_ps(double ns) { return fmpl_emu_ps(ns); }
 
 /* tcw_area.c */
 int   fmpl_tcw_area_init(fmpl_tcw_t *t);
@@ -173,11 +169,6 @@ int  fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
 int  fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                      unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
-volatile void *fmpl_tcw_mbox_in(fmpl_tl_t *tl, int peer, int idx);
-/* An entry reached us: a mailbox record, or a hardware-collective signal. */
-void fmpl_tcw_apply(void *ctx, const fmpl_emu_msg_t *m);
-/* Wait until *comp has nothing pending (a kick that must complete). */
-int  fmpl_tcw_wait_comp(fmpl_tcw_t *t, fmpl_tl_comp_t *comp, int peer);
 
 /* tcw_hw.c */
 enum { TCW_SIG_BAR = 1, TCW_SIG_HBCAST = 2 };
@@ -185,6 +176,6 @@ size_t fmpl_tcw_hw_bytes(int size);
 int  fmpl_tcw_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st);
 int  fmpl_tcw_barrier_colour(fmpl_tcw_t *t, int colour, fmpl_tl_coll_t *st);
 int  fmpl_tcw_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st);
-void fmpl_tcw_hw_signal(fmpl_tcw_t *t, const fmpl_emu_msg_t *m);
+void fmpl_tcw_hw_signal(fmpl_emu_tl_t *et, const fmpl_emu_msg_t *m);
 
 #endif

@@ -44,9 +44,9 @@ int fmpl_tcw_area_init(fmpl_tcw_t *t)
         t->free_dyn[i] = FMPL_TCW_MAX_AREAS - 1 - i;
     t->nfree_dyn = ndyn;
     /* area 0, the matching area: written by records, never by bytes */
-    tcw_area_t *a = area(t, t->tl->rank, FMPL_TCW_MBOX_AREA);
-    a->addr = (uint64_t)(uintptr_t)t->mbox;
-    a->len = (uint64_t)t->tl->size * (uint64_t)t->tl->nidx * FMPL_TL_LINE;
+    tcw_area_t *a = area(t, t->et.tl->rank, FMPL_TCW_MBOX_AREA);
+    a->addr = (uint64_t)(uintptr_t)t->et.mbox;
+    a->len = (uint64_t)t->et.tl->size * (uint64_t)t->et.tl->nidx * FMPL_TL_LINE;
     atomic_store(&a->gen, 1);
     return FMPL_SUCCESS;
 }
@@ -56,7 +56,7 @@ void fmpl_tcw_area_fini(fmpl_tcw_t *t)
     if (t->alloc_base)
         for (int i = 1; i < FMPL_TCW_STATIC_AREAS; i++)
             if (t->alloc_base[i])
-                munmap(t->alloc_base[i], area(t, t->tl->rank, (uint32_t)i)->len);
+                munmap(t->alloc_base[i], area(t, t->et.tl->rank, (uint32_t)i)->len);
     free(t->free_static);
     free(t->free_dyn);
     free(t->alloc_base);
@@ -64,7 +64,7 @@ void fmpl_tcw_area_fini(fmpl_tcw_t *t)
 
 static int area_new(fmpl_tcw_t *t, int32_t id, void *addr, size_t len, fmpl_tl_key_t *key)
 {
-    tcw_area_t *a = area(t, t->tl->rank, (uint32_t)id);
+    tcw_area_t *a = area(t, t->et.tl->rank, (uint32_t)id);
     a->addr = (uint64_t)(uintptr_t)addr;
     a->len = len;
     uint32_t gen = atomic_load(&a->gen) + 1;     /* even (free) -> odd */
@@ -75,7 +75,7 @@ static int area_new(fmpl_tcw_t *t, int32_t id, void *addr, size_t len, fmpl_tl_k
 
 static void area_drop(fmpl_tcw_t *t, uint32_t id)
 {
-    tcw_area_t *a = area(t, t->tl->rank, id);
+    tcw_area_t *a = area(t, t->et.tl->rank, id);
     atomic_store_explicit(&a->gen, atomic_load(&a->gen) + 1, memory_order_release);
 }
 
@@ -166,7 +166,7 @@ int fmpl_tcw_area_static(fmpl_tcw_t *t, const void *p, size_t len, uint64_t *off
         uintptr_t b = (uintptr_t)t->alloc_base[i];
         if (!b)
             continue;
-        size_t alen = area(t, t->tl->rank, (uint32_t)i)->len;
+        size_t alen = area(t, t->et.tl->rank, (uint32_t)i)->len;
         if (q >= b && q - b <= alen && len <= alen - (q - b)) {
             *off = q - b;
             return i;

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fmpl.h"
 #include "core/boot.h"
@@ -32,9 +31,6 @@ typedef struct tcw_word {
     uint64_t off;                  /* offset in that area */
 } tcw_word_t;
 
-/* seconds between liveness checks while a kick waits to complete */
-#define CHECK_PERIOD 0.05
-
 static size_t mbox_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
 {
     return ((size_t)peer * (size_t)tl->nidx + (size_t)idx) * 2 + half;
@@ -42,7 +38,7 @@ static size_t mbox_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
 
 int fmpl_tcw_tcw_init(fmpl_tcw_t *t)
 {
-    fmpl_tl_t *tl = t->tl;
+    fmpl_tl_t *tl = t->et.tl;
     size_t n = (size_t)tl->size * (size_t)tl->nidx * 2;
     t->mbox_tcw = calloc(n, sizeof *t->mbox_tcw);
     t->staging = calloc(n, FMPL_TCW_HALF);
@@ -71,51 +67,13 @@ void fmpl_tcw_tcw_fini(fmpl_tcw_t *t)
     free(t->data_tcw);
 }
 
-volatile void *fmpl_tcw_mbox_in(fmpl_tl_t *tl, int peer, int idx)
-{
-    fmpl_tcw_t *t = fmpl_tcw_of(tl);
-    return t->mbox + ((size_t)peer * (size_t)tl->nidx + (size_t)idx) * FMPL_TL_LINE;
-}
-
-static double real_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-int fmpl_tcw_wait_comp(fmpl_tcw_t *t, fmpl_tl_comp_t *comp, int peer)
-{
-    double next_check = 0;
-    while (comp->pending > 0) {
-        int n = fmpl_emu_poll(t->emu);
-        if (comp->pending <= 0)
-            break;
-        if (n == 0)
-            fmpl_emu_idle(t->emu, FMPL_EMU_NEVER);
-        double now = real_now();
-        if (next_check == 0) {
-            next_check = now + CHECK_PERIOD;
-        } else if (now >= next_check) {
-            next_check = now + CHECK_PERIOD;
-            fmpl_boot_t *b = t->tl->boot;
-            int dead = b->ops->dead_rank(b);
-            if (dead < 0 && peer >= 0 && !fmpl_emu_alive(t->emu, peer))
-                dead = peer;
-            if (dead >= 0)
-                return FMPL_ERR_PEER;   /* the caller's wait reports it */
-        }
-    }
-    return comp->status;
-}
-
 /* The NIA takes the TCW: the transfer on its way through the crossbars. */
 static int nia_start(fmpl_tcw_t *t, const tcw_word_t *w, const fmpl_emu_msg_t *rec,
                      fmpl_tl_comp_t *comp)
 {
     fmpl_emu_xfer_t x = {
-        .chan = fmpl_tcw_node(&t->x, t->tl->rank),
-        .ready = fmpl_emu_now(t->emu),
+        .chan = fmpl_tcw_node(&t->x, t->et.tl->rank),
+        .ready = fmpl_emu_now(t->et.emu),
         .bytes = w->size,
         .path = t->route[w->dst],
         .dst = rec ? w->dst : -1,
@@ -123,7 +81,7 @@ static int nia_start(fmpl_tcw_t *t, const tcw_word_t *w, const fmpl_emu_msg_t *r
     };
     if (rec)
         x.msg = *rec;
-    return fmpl_emu_kick(t->emu, &x);
+    return fmpl_emu_kick(t->et.emu, &x);
 }
 
 int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
@@ -136,14 +94,14 @@ int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     if (!at)
         return FMPL_ERR_ARG;
     /* a data transfer modifies its TCW, then kicks it (Table 1) */
-    fmpl_emu_charge(t->emu, fmpl_tcw_ps(t->m.modify_ns + t->m.kick_ns));
+    fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.modify_ns + t->m.kick_ns));
     tcw_word_t *w = &t->data_tcw[peer];
     *w = (tcw_word_t){ .src = (uint64_t)(uintptr_t)src, .size = len, .dst = peer,
                        .area = key->id, .off = at - key->addr + roff };
     int e = peer == tl->rank ? (memcpy((void *)(uintptr_t)at, src, len), 0)
-                             : fmpl_cma_copy(t->pid[peer], (void *)src, len, at, 1);
+                             : fmpl_cma_copy(t->et.pid[peer], (void *)src, len, at, 1);
     if (e == -ESRCH) {
-        fmpl_log_err("tcw: rank %d (pid %d) is gone", peer, (int)t->pid[peer]);
+        fmpl_log_err("tcw: rank %d (pid %d) is gone", peer, (int)t->et.pid[peer]);
         return FMPL_ERR_PEER;
     }
     if (e != 0) {
@@ -167,38 +125,18 @@ int fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
      * past `len` are what this TCW wrote last time, so the line keeps them */
     uint8_t *staging = (uint8_t *)(uintptr_t)w->src;
     memcpy(staging, rec, len);
-    fmpl_emu_charge(t->emu, fmpl_tcw_ps(t->m.kick_ns));
-    fmpl_emu_msg_t m = { .kind = FMPL_EMU_E_REC, .a = (uint32_t)idx, .b = off,
-                         .len = FMPL_TCW_HALF };
-    memcpy(m.payload, staging, FMPL_TCW_HALF);
+    fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.kick_ns));
+    fmpl_emu_msg_t m;
+    fmpl_emu_tl_record(&m, idx, off, staging);
     if (comp || !t->m.on)
         return nia_start(t, w, &m, comp);
     /* Nobody counts it: the kick completes before we go on, as the
      * paper's receive waited for its header (Table 1: header send 6.1 us).
      * The counter is ours, not the stack's: a wait that ends early (a dead
      * peer) leaves its completion to come, into a counter that lives on. */
-    t->sync.status = FMPL_SUCCESS;
-    int rc = nia_start(t, w, &m, &t->sync);
+    t->et.sync.status = FMPL_SUCCESS;
+    int rc = nia_start(t, w, &m, &t->et.sync);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_tcw_wait_comp(t, &t->sync, peer);
+        rc = fmpl_emu_tl_wait_comp(&t->et, &t->et.sync, peer);
     return rc;
-}
-
-/* A record or signal reached us at the modeled time. */
-void fmpl_tcw_apply(void *ctx, const fmpl_emu_msg_t *m)
-{
-    fmpl_tcw_t *t = ctx;
-    t->delivered++;
-    if (m->kind == FMPL_EMU_E_SIG) {
-        fmpl_tcw_hw_signal(t, m);
-        return;
-    }
-    fmpl_tl_t *tl = t->tl;
-    if (m->src < 0 || m->src >= tl->size || (int)m->a >= tl->nidx || m->b >= FMPL_TL_LINE)
-        return;                    /* the engine's own doing: cannot happen */
-    uint8_t *line = t->mbox + ((size_t)m->src * (size_t)tl->nidx + m->a) * FMPL_TL_LINE + m->b;
-    memcpy(line + 8, m->payload + 8, FMPL_TCW_HALF - 8);
-    uint64_t word;
-    memcpy(&word, m->payload, sizeof word);
-    atomic_store_explicit((_Atomic uint64_t *)(void *)line, word, memory_order_release);
 }

@@ -1,0 +1,230 @@
+/*
+ * emu_tl.c - the transport glue every emulated fabric shares (emu_tl.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/emu/emu_tl.h"
+#include "transport/seg.h"
+
+/* seconds between liveness checks while a kick waits to complete */
+#define CHECK_PERIOD 0.05
+
+/* ---- the emulated machine's clock (transport.h) ---------------------- */
+
+static double clk_now(fmpl_tl_t *tl)
+{
+    return (double)fmpl_emu_now(fmpl_emu_tl_of(tl)->emu) * 1e-12;
+}
+
+static void clk_enter(fmpl_tl_t *tl)
+{
+    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    if (fmpl_emu_enter(et->emu))
+        fmpl_emu_charge(et->emu, fmpl_emu_ps(et->cost.call_ns));
+}
+
+static void clk_exit(fmpl_tl_t *tl) { fmpl_emu_exit(fmpl_emu_tl_of(tl)->emu); }
+
+static int clk_settle(fmpl_tl_t *tl)
+{
+    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    int n = fmpl_emu_poll(et->emu);
+    if (n < 0)
+        return 0;
+    et->delivered += n;
+    return 1;
+}
+
+static int clk_idle(fmpl_tl_t *tl, double deadline)
+{
+    /* rounded up, and a picosecond more: at the deadline, fmpl_wtime() -
+     * t0 must be >= the caller's timeout, not a rounding short of it */
+    fmpl_emu_time_t d = deadline < 0 ? FMPL_EMU_NEVER : (fmpl_emu_time_t)ceil(deadline * 1e12) + 1;
+    return fmpl_emu_idle(fmpl_emu_tl_of(tl)->emu, d);
+}
+
+static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
+{
+    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    double ns = 0;
+    switch (kind) {
+    case FMPL_TL_WORK_COPY: ns = (double)amount * 1e3 / et->cost.copy_mbps; break;
+    case FMPL_TL_WORK_OP:   ns = (double)amount * 1e3 / et->cost.op_mbps; break;
+    case FMPL_TL_WORK_RECV: ns = et->cost.recv_done_ns; break;
+    case FMPL_TL_WORK_NS:   ns = (double)amount; break;
+    }
+    fmpl_emu_charge(et->emu, fmpl_emu_ps(ns));
+}
+
+static void clk_finish(fmpl_tl_t *tl) { fmpl_emu_leave_job(fmpl_emu_tl_of(tl)->emu); }
+
+static const fmpl_tl_clock_t emu_clock = {
+    .now = clk_now, .enter = clk_enter, .exit = clk_exit, .settle = clk_settle,
+    .idle = clk_idle, .work = clk_work, .finish = clk_finish,
+};
+
+/* ---- the matching area ---------------------------------------------------- */
+
+volatile void *fmpl_emu_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
+{
+    return fmpl_emu_tl_of(tl)->mbox +
+           ((size_t)peer * (size_t)tl->nidx + (size_t)idx) * FMPL_TL_LINE;
+}
+
+void fmpl_emu_tl_record(fmpl_emu_msg_t *m, int idx, unsigned off, const void *half)
+{
+    *m = (fmpl_emu_msg_t){ .kind = FMPL_EMU_E_REC, .a = (uint32_t)idx, .b = off,
+                           .len = FMPL_EMU_HALF };
+    memcpy(m->payload, half, FMPL_EMU_HALF);
+}
+
+/* An entry reached us at its modeled time: a record into its line (the
+ * body first, then the word, as transport.h promises), or a signal. */
+static void apply(void *ctx, const fmpl_emu_msg_t *m)
+{
+    fmpl_emu_tl_t *et = ctx;
+    fmpl_tl_t *tl = et->tl;
+    et->delivered++;
+    if (m->kind == FMPL_EMU_E_SIG) {
+        if (et->signal)
+            et->signal(et, m);
+        return;
+    }
+    if (m->src < 0 || m->src >= tl->size || (int)m->a >= tl->nidx ||
+        m->b + FMPL_EMU_HALF > FMPL_TL_LINE)
+        return;                    /* the engine's own doing: cannot happen */
+    uint8_t *line = et->mbox + ((size_t)m->src * (size_t)tl->nidx + m->a) * FMPL_TL_LINE + m->b;
+    memcpy(line + 8, m->payload + 8, FMPL_EMU_HALF - 8);
+    uint64_t word;
+    memcpy(&word, m->payload, sizeof word);
+    atomic_store_explicit((_Atomic uint64_t *)(void *)line, word, memory_order_release);
+}
+
+int fmpl_emu_tl_progress(fmpl_tl_t *tl)
+{
+    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    int n = fmpl_emu_poll(et->emu);
+    n = (n > 0 ? n : 0) + et->delivered;
+    et->delivered = 0;
+    return n;
+}
+
+int fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer)
+{
+    return fmpl_emu_alive(fmpl_emu_tl_of(tl)->emu, peer);
+}
+
+static double real_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
+{
+    double next_check = 0;
+    while (comp->pending > 0) {
+        int n = fmpl_emu_poll(et->emu);
+        if (comp->pending <= 0)
+            break;
+        if (n == 0)
+            fmpl_emu_idle(et->emu, FMPL_EMU_NEVER);
+        double now = real_now();
+        if (next_check == 0) {
+            next_check = now + CHECK_PERIOD;
+        } else if (now >= next_check) {
+            next_check = now + CHECK_PERIOD;
+            fmpl_boot_t *b = et->tl->boot;
+            int dead = b->ops->dead_rank(b);
+            if (dead < 0 && peer >= 0 && !fmpl_emu_alive(et->emu, peer))
+                dead = peer;
+            if (dead >= 0)
+                return FMPL_ERR_PEER;   /* the caller's wait reports it */
+        }
+    }
+    return comp->status;
+}
+
+/* ---- lifecycle ------------------------------------------------------------- */
+
+uint64_t fmpl_emu_digest(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+    if (!h)
+        h = 1469598103934665603ull;    /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The NIA, the DMA engine, moves bytes with cross-memory attach: try it
+ * on the next rank's matching area before anything depends on it. */
+static int cma_probe(fmpl_emu_tl_t *et, const char *name)
+{
+    fmpl_tl_t *tl = et->tl;
+    if (tl->size == 1)
+        return FMPL_SUCCESS;
+    int peer = (tl->rank + 1) % tl->size;
+    uint64_t word;
+    int e = fmpl_cma_copy(et->pid[peer], &word, sizeof word,
+                          fmpl_emu_probe_addr(et->emu, peer), 0);
+    if (e == 0)
+        return FMPL_SUCCESS;
+    if (e == -ESRCH) {
+        fmpl_log_err("%s: rank %d (pid %d) died during start-up", name, peer,
+                     (int)et->pid[peer]);
+        return FMPL_ERR_PEER;
+    }
+    fmpl_log_err("%s: cross-memory attach to rank %d refused (%s): the emulated fabric "
+                 "writes the other nodes' memory with it (same user, "
+                 "kernel.yama.ptrace_scope <= 1)", name, peer, strerror(-e));
+    return FMPL_ERR_SYSTEM;
+}
+
+int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
+{
+    fmpl_tl_t *tl = et->tl;
+    size_t lines = (size_t)tl->size * (size_t)tl->nidx;
+    et->mbox = aligned_alloc(FMPL_TL_LINE, lines * FMPL_TL_LINE);
+    et->pid = calloc((size_t)tl->size, sizeof *et->pid);
+    if (!et->mbox || !et->pid)
+        return FMPL_ERR_NOMEM;
+    memset(et->mbox, 0, lines * FMPL_TL_LINE);
+    int rc = fmpl_emu_open(tl, cfg, apply, et, &et->emu);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    for (int r = 0; r < tl->size; r++)
+        et->pid[r] = fmpl_emu_pid(et->emu, r);
+    fmpl_emu_set_probe_addr(et->emu, (uint64_t)(uintptr_t)et->mbox);
+    /* every probe target is published before anybody probes, and nobody
+     * leaves before every probe is done */
+    rc = tl->boot->ops->fence(tl->boot);
+    if (rc == FMPL_SUCCESS)
+        rc = cma_probe(et, cfg->name);
+    if (rc == FMPL_SUCCESS)
+        rc = tl->boot->ops->fence(tl->boot);
+    if (rc == FMPL_SUCCESS)
+        tl->clock = cfg->model ? &emu_clock : NULL;
+    return rc;
+}
+
+void fmpl_emu_tl_close(fmpl_emu_tl_t *et)
+{
+    fmpl_emu_close(et->emu);
+    et->emu = NULL;
+    free(et->mbox);
+    free(et->pid);
+    et->mbox = NULL;
+    et->pid = NULL;
+    if (et->tl)
+        et->tl->clock = NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * emu_tl.h - what every emulated fabric's transport does the same way, on
+ * top of the engine (emu.h): FMPL's matching area as records that arrive
+ * at their modeled time, the clock behind fmpl_wtime (transport.h's
+ * fmpl_tl_clock_t), progress, liveness, the cross-memory-attach probe, and
+ * the wait for a kick that must complete.  A fabric (tcw, peach2) keeps
+ * its state in a struct that begins with an fmpl_emu_tl_t, and writes
+ * only what its machine has of its own: memory, descriptors, topology,
+ * costs, hardware collectives.
+ */
+#ifndef FMPL_EMU_TL_H
+#define FMPL_EMU_TL_H
+
+#include <sys/types.h>
+
+#include "transport/emu/emu.h"
+#include "transport/transport.h"
+
+#define FMPL_EMU_HALF 32           /* a mailbox record: half a line */
+
+/* The emulated CPU's costs of FMPL's own work, in the fabric's model. */
+typedef struct fmpl_emu_costs {
+    double call_ns;                /* an FMPL call's own start */
+    double recv_done_ns;           /* a receive seeing its flag and ending */
+    double copy_mbps, op_mbps;     /* a CPU copy; combining a reduction */
+} fmpl_emu_costs_t;
+
+typedef struct fmpl_emu_tl {
+    fmpl_tl_t *tl;
+    fmpl_emu_t *emu;
+    fmpl_emu_costs_t cost;
+    uint8_t *mbox;                 /* our matching area: [size][nidx] lines */
+    pid_t *pid;                    /* [size] */
+    int delivered;                 /* entries applied since progress looked */
+    fmpl_tl_comp_t sync;           /* kicks that complete before the call returns */
+    /* a fabric signal (hardware collectives) reached us */
+    void (*signal)(struct fmpl_emu_tl *et, const fmpl_emu_msg_t *m);
+} fmpl_emu_tl_t;
+
+static inline fmpl_emu_tl_t *fmpl_emu_tl_of(fmpl_tl_t *tl) { return (fmpl_emu_tl_t *)tl->priv; }
+
+/* The mailbox and the engine: allocates the matching area, opens the
+ * engine (collective), probes cross-memory attach to the next rank, and
+ * sets tl->clock when the model is on.  The fabric has set et->tl,
+ * et->cost and et->signal.  An FMPL code, logged. */
+int  fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg);
+void fmpl_emu_tl_close(fmpl_emu_tl_t *et);
+
+/* ops every fabric shares */
+volatile void *fmpl_emu_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx);
+int  fmpl_emu_tl_progress(fmpl_tl_t *tl);
+int  fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer);
+
+/* Our line at `peer` about `idx`, the half at `off`: the record `rec` as
+ * an entry for a transfer (bytes of the half past `len` as `keep` has
+ * them: the last record written there). */
+void fmpl_emu_tl_record(fmpl_emu_msg_t *m, int idx, unsigned off, const void *half);
+/* Wait until *comp has nothing pending (progress and liveness as any
+ * FMPL wait); its status, or FMPL_ERR_PEER. */
+int  fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer);
+/* A digest of a fabric's settings (fmpl_emu_config_t.signature): every
+ * rank must emulate the same machine.  Start with h = 0. */
+uint64_t fmpl_emu_digest(uint64_t h, const void *p, size_t n);
+/* `ns` of modeled time as the engine's picoseconds */
+static inline fmpl_emu_time_t fmpl_emu_ps(double ns) { return FMPL_EMU_NS(ns); }
+
+#endif
