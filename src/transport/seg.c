@@ -75,3 +75,40 @@ int fmpl_cma_copy(pid_t pid, void *local, size_t len, uint64_t raddr, int write)
     }
     return 0;
 }
+
+int fmpl_cma_write_blocks(pid_t pid, const void *src, size_t blklen, size_t nblk,
+                          size_t sstride, uint64_t raddr, size_t dstride, size_t *done)
+{
+    enum { BATCH = 1024 };                 /* IOV_MAX on Linux */
+    struct iovec l[BATCH], r[BATCH];
+    const uint8_t *sp = src;
+    size_t b = 0;
+    int rc = 0;
+    while (b < nblk && blklen) {
+        size_t m = nblk - b < BATCH ? nblk - b : BATCH;
+        for (size_t i = 0; i < m; i++) {
+            l[i] = (struct iovec){ (void *)(sp + (b + i) * sstride), blklen };
+            r[i] = (struct iovec){ (void *)(uintptr_t)(raddr + (b + i) * dstride), blklen };
+        }
+        ssize_t n = process_vm_writev(pid, l, m, r, m, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : -EFAULT;
+            break;
+        }
+        /* a partial transfer stops at some block: finish it, go on */
+        size_t whole = (size_t)n / blklen, part = (size_t)n % blklen;
+        if (part) {
+            rc = fmpl_cma_copy(pid, (uint8_t *)sp + (b + whole) * sstride + part, blklen - part,
+                               raddr + (b + whole) * dstride + part, 1);
+            if (rc)
+                break;
+            whole++;
+        }
+        b += whole;
+    }
+    if (done)
+        *done = b;
+    return rc;
+}

@@ -24,5 +24,10 @@ void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len);
 /* One process_vm_writev (write) or process_vm_readv, resumed after
  * partial transfers: 0, or -errno. */
 int  fmpl_cma_copy(pid_t pid, void *local, size_t len, uint64_t raddr, int write);
+/* Write nblk blocks of blklen bytes, sstride apart here, dstride apart
+ * from raddr in `pid` (a 2-D sub-array), IOV_MAX blocks a system call:
+ * 0, or -errno with *done (may be NULL) the blocks that were written. */
+int  fmpl_cma_write_blocks(pid_t pid, const void *src, size_t blklen, size_t nblk,
+                           size_t sstride, uint64_t raddr, size_t dstride, size_t *done);
 
 #endif

@@ -76,7 +76,7 @@ typedef int64_t fmpl_emu_time_t;
 #define FMPL_EMU_US(x) ((fmpl_emu_time_t)((x) * 1e6 + 0.5))
 #define FMPL_EMU_NS(x) ((fmpl_emu_time_t)((x) * 1e3 + 0.5))
 
-#define FMPL_EMU_PATH_MAX 6        /* links on one route */
+#define FMPL_EMU_PATH_MAX 8        /* links on one route */
 #define FMPL_EMU_PAYLOAD 64        /* bytes an entry carries */
 
 /* A route: the links a packet crosses, in order, and its fixed costs. */
@@ -85,9 +85,20 @@ typedef struct fmpl_emu_path {
     int32_t link[FMPL_EMU_PATH_MAX];
     fmpl_emu_time_t lat[FMPL_EMU_PATH_MAX];   /* the head's latency to link k
                                                  from the previous one */
-    fmpl_emu_time_t start;         /* a transfer's start-up on its channel */
+    fmpl_emu_time_t start;         /* a transfer's start-up on its channel,
+                                      from its ready time: overlaps the
+                                      transfer before it (prefetch) */
+    fmpl_emu_time_t gap;           /* the channel's own time before the first
+                                      packet, after the transfer before it
+                                      (a descriptor it processes): never hidden */
     fmpl_emu_time_t to_mem;        /* tail at the last link -> visible in memory */
-    fmpl_emu_time_t ack;           /* visible -> the source's completion */
+    fmpl_emu_time_t ack;           /* -> the source's completion, after the
+                                      transfer is visible or, with comp_link >= 0,
+                                      after its tail has crossed link comp_link
+                                      (a DMA engine that completes when its
+                                      last posted write leaves) */
+    int32_t comp_link;             /* -1, or an index into link[] */
+    int32_t pad;
 } fmpl_emu_path_t;
 
 /* Entry kinds in an inbox. */

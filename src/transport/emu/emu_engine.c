@@ -218,6 +218,7 @@ int fmpl_emu_kick(fmpl_emu_t *e, const fmpl_emu_xfer_t *x)
     r->bytes = x->bytes;
     r->sent = 0;
     r->tail = 0;
+    r->ctail = 0;
     r->path = x->path;
     r->comp = (uint64_t)(uintptr_t)x->comp;
     r->msg = x->msg;
@@ -241,7 +242,8 @@ static void xfer_done(emu_shared_t *sh, emu_xfer_rec_t *x)
     if (x->comp) {
         fmpl_emu_msg_t m = { .kind = FMPL_EMU_E_COMP, .src = x->src, .comp = x->comp,
                              .status = rc };
-        if (post(sh, x->src, tadd(vis, x->path.ack), x->src, x->seq, &m) != FMPL_SUCCESS)
+        fmpl_emu_time_t done = x->path.comp_link >= 0 ? x->ctail : vis;
+        if (post(sh, x->src, tadd(done, x->path.ack), x->src, x->seq, &m) != FMPL_SUCCESS)
             rc = FMPL_ERR_NOMEM;
     }
     if (rc != FMPL_SUCCESS)
@@ -269,7 +271,8 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     /* A transfer's start-up (fetching its descriptor, the first read)
      * runs while the transfer before it still streams: the channel
      * prefetches, so two kicks in a row cost one start-up. */
-    fmpl_emu_time_t h = x->sent == 0 ? tmax(t, tadd(x->ready, x->path.start)) : t;
+    fmpl_emu_time_t h = x->sent == 0 ? tmax(tadd(t, x->path.gap), tadd(x->ready, x->path.start))
+                                     : t;
     fmpl_emu_time_t end = h, first = h;
     for (int k = 0; k < x->path.n; k++) {
         int32_t l = x->path.link[k];
@@ -278,6 +281,8 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
         end = busy[l];
         if (k == 0)
             first = end;
+        if (k == x->path.comp_link && end > x->ctail)
+            x->ctail = end;
         h = s;
     }
     x->sent += pkt;

@@ -66,6 +66,7 @@ typedef struct emu_xfer_rec {
     fmpl_emu_time_t ready;
     uint64_t bytes, sent;
     fmpl_emu_time_t tail;          /* latest tail of its packets so far */
+    fmpl_emu_time_t ctail;         /* ... on path.link[path.comp_link] */
     fmpl_emu_path_t path;
     uint64_t comp;                 /* fmpl_tl_comp_t * in the source, 0: none */
     fmpl_emu_msg_t msg;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -117,6 +118,26 @@ int fmpl_emu_tl_progress(fmpl_tl_t *tl)
     return n;
 }
 
+int fmpl_emu_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
+{
+    return fmpl_emu_area_reg(&fmpl_emu_tl_of(tl)->areas, addr, len, key);
+}
+
+void fmpl_emu_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+{
+    fmpl_emu_area_dereg(&fmpl_emu_tl_of(tl)->areas, key);
+}
+
+void *fmpl_emu_tl_mem_alloc(fmpl_tl_t *tl, size_t len)
+{
+    return fmpl_emu_area_alloc(&fmpl_emu_tl_of(tl)->areas, len);
+}
+
+int fmpl_emu_tl_mem_free(fmpl_tl_t *tl, void *p)
+{
+    return fmpl_emu_area_free(&fmpl_emu_tl_of(tl)->areas, p);
+}
+
 int fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer)
 {
     return fmpl_emu_alive(fmpl_emu_tl_of(tl)->emu, peer);
@@ -152,6 +173,53 @@ int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
         }
     }
     return comp->status;
+}
+
+/* ---- a model's parameters ------------------------------------------------ */
+
+static double *param_field(void *model, const fmpl_emu_param_t *p)
+{
+    return (double *)(void *)((char *)model + p->off);
+}
+
+int fmpl_emu_params_read(const char *prefix, const fmpl_emu_param_t *p, size_t n,
+                         void *model, int *on)
+{
+    char name[96];
+    snprintf(name, sizeof name, "%sMODEL", prefix);
+    const char *e = getenv(name);
+    *on = !(e && strcmp(e, "0") == 0);
+    for (size_t i = 0; i < n; i++) {
+        double *v = param_field(model, &p[i]);
+        *v = p[i].def;
+        snprintf(name, sizeof name, "%s%s", prefix, p[i].name);
+        const char *s = getenv(name);
+        if (!s || !*s)
+            continue;
+        char *end;
+        errno = 0;
+        double x = strtod(s, &end);
+        if (errno || *end || !isfinite(x) || x < p[i].lo) {
+            fmpl_log_err("%s=%s: not a number >= %g (%s: %s)", name, s, p[i].lo, p[i].unit,
+                         p[i].source);
+            return FMPL_ERR_ARG;
+        }
+        *v = x;
+    }
+    return FMPL_SUCCESS;
+}
+
+void fmpl_emu_params_log(const char *fabric, const char *prefix, const fmpl_emu_param_t *p,
+                         size_t n, const void *model, int on)
+{
+    if (!on) {
+        fmpl_log_info("%s: timing model off (%sMODEL=0): functional emulation, "
+                      "fmpl_wtime() is this machine's clock", fabric, prefix);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fmpl_log_info("%s: %s%s=%g %s  (%s)", fabric, prefix, p[i].name,
+                      *param_field((void *)model, &p[i]), p[i].unit, p[i].source);
 }
 
 /* ---- lifecycle ------------------------------------------------------------- */
@@ -199,7 +267,20 @@ int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
     if (!et->mbox || !et->pid)
         return FMPL_ERR_NOMEM;
     memset(et->mbox, 0, lines * FMPL_TL_LINE);
-    int rc = fmpl_emu_open(tl, cfg, apply, et, &et->emu);
+    /* the area tables first in the fabric's shared bytes, 64-byte aligned */
+    fmpl_emu_config_t c = *cfg;
+    size_t tables = fmpl_emu_areas_bytes(tl->size, et->areas.max);
+    tables = (tables + 63) & ~(size_t)63;
+    c.fabric_bytes += tables;
+    int rc = fmpl_emu_open(tl, &c, apply, et, &et->emu);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    uint8_t *fab = fmpl_emu_fabric(et->emu);
+    et->fabric = fab + tables;
+    et->areas.rank = tl->rank;
+    et->areas.size = tl->size;
+    rc = fmpl_emu_areas_init(&et->areas, (fmpl_emu_area_t *)(void *)fab, et->mbox,
+                             lines * FMPL_TL_LINE);
     if (rc != FMPL_SUCCESS)
         return rc;
     for (int r = 0; r < tl->size; r++)
@@ -219,6 +300,7 @@ int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
 
 void fmpl_emu_tl_close(fmpl_emu_tl_t *et)
 {
+    fmpl_emu_areas_fini(&et->areas);
     fmpl_emu_close(et->emu);
     et->emu = NULL;
     free(et->mbox);

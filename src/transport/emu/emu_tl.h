@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "transport/emu/emu.h"
+#include "transport/emu/emu_area.h"
 #include "transport/transport.h"
 
 #define FMPL_EMU_HALF 32           /* a mailbox record: half a line */
@@ -33,6 +34,8 @@ typedef struct fmpl_emu_tl {
     pid_t *pid;                    /* [size] */
     int delivered;                 /* entries applied since progress looked */
     fmpl_tl_comp_t sync;           /* kicks that complete before the call returns */
+    fmpl_emu_areas_t areas;        /* the memory peers may write (emu_area.h) */
+    void *fabric;                  /* the fabric's own shared area, after the tables */
     /* a fabric signal (hardware collectives) reached us */
     void (*signal)(struct fmpl_emu_tl *et, const fmpl_emu_msg_t *m);
 } fmpl_emu_tl_t;
@@ -40,15 +43,21 @@ typedef struct fmpl_emu_tl {
 static inline fmpl_emu_tl_t *fmpl_emu_tl_of(fmpl_tl_t *tl) { return (fmpl_emu_tl_t *)tl->priv; }
 
 /* The mailbox and the engine: allocates the matching area, opens the
- * engine (collective), probes cross-memory attach to the next rank, and
- * sets tl->clock when the model is on.  The fabric has set et->tl,
- * et->cost and et->signal.  An FMPL code, logged. */
+ * engine (collective) with room for the area tables before the fabric's
+ * own shared bytes (et->fabric), makes the matching area region 0,
+ * probes cross-memory attach to the next rank, and sets tl->clock when
+ * the model is on.  The fabric has set et->tl, et->cost, et->signal and
+ * et->areas' name, what, max, nstatic and window.  An FMPL code, logged. */
 int  fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg);
 void fmpl_emu_tl_close(fmpl_emu_tl_t *et);
 
 /* ops every fabric shares */
 volatile void *fmpl_emu_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_emu_tl_progress(fmpl_tl_t *tl);
+int  fmpl_emu_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+void fmpl_emu_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
+void *fmpl_emu_tl_mem_alloc(fmpl_tl_t *tl, size_t len);
+int  fmpl_emu_tl_mem_free(fmpl_tl_t *tl, void *p);
 int  fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer);
 
 /* Our line at `peer` about `idx`, the half at `off`: the record `rec` as
@@ -61,6 +70,22 @@ int  fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer);
 /* A digest of a fabric's settings (fmpl_emu_config_t.signature): every
  * rank must emulate the same machine.  Start with h = 0. */
 uint64_t fmpl_emu_digest(uint64_t h, const void *p, size_t n);
+/* A model's parameters: one table per fabric, each a double in the
+ * fabric's model struct, settable as <prefix><name> (FMPL_TCW_XBAR_NS),
+ * with its default, its least value and where the default comes from. */
+typedef struct fmpl_emu_param {
+    const char *name;
+    size_t off;                    /* in the model struct */
+    double def, lo;
+    const char *unit, *source;
+} fmpl_emu_param_t;
+/* Defaults, then the environment; *on from <prefix>MODEL (0: off).
+ * FMPL_ERR_ARG (logged) for a bad value. */
+int  fmpl_emu_params_read(const char *prefix, const fmpl_emu_param_t *p, size_t n,
+                          void *model, int *on);
+void fmpl_emu_params_log(const char *fabric, const char *prefix, const fmpl_emu_param_t *p,
+                         size_t n, const void *model, int on);
+
 /* `ns` of modeled time as the engine's picoseconds */
 static inline fmpl_emu_time_t fmpl_emu_ps(double ns) { return FMPL_EMU_NS(ns); }
 

@@ -116,38 +116,15 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
     fmpl_shm_peer_t *p = &s->peers[peer];
     if ((key->kind & 0xff) == FMPL_SHM_KEY_USER && s->cma && p->cma_ok &&
         blklen * nblk > s->eager && blklen >= CMA_BLOCK_MIN && !p->pend) {
-        enum { BATCH = 1024 };             /* IOV_MAX on Linux */
-        struct iovec l[BATCH], r[BATCH];
         size_t b = 0;
-        while (b < nblk) {
-            size_t m = nblk - b < BATCH ? nblk - b : BATCH;
-            for (size_t i = 0; i < m; i++) {
-                l[i] = (struct iovec){ (void *)(sp + (b + i) * sstride), blklen };
-                r[i] = (struct iovec){ (void *)(uintptr_t)(key->addr + roff + (b + i) * dstride),
-                                       blklen };
-            }
-            ssize_t n = process_vm_writev(p->pid, l, m, r, m, 0);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                if (errno == ESRCH)
-                    return FMPL_ERR_PEER;
-                if (errno == EFAULT)
-                    return FMPL_ERR_SYSTEM;
-                p->cma_ok = 0;             /* refused: the FIFO from now on */
-                break;
-            }
-            /* a partial transfer stops at some block: finish it, go on */
-            size_t done = (size_t)n / blklen, part = (size_t)n % blklen;
-            if (part) {
-                int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)sp + (b + done) * sstride + part,
-                                      blklen - part, key->addr + roff + (b + done) * dstride + part, 1);
-                if (e)
-                    return e == -ESRCH ? FMPL_ERR_PEER : FMPL_ERR_SYSTEM;
-                done++;
-            }
-            b += done;
-        }
+        int e = fmpl_cma_write_blocks(p->pid, sp, blklen, nblk, sstride, key->addr + roff,
+                                      dstride, &b);
+        if (e == -ESRCH)
+            return FMPL_ERR_PEER;
+        if (e == -EFAULT)
+            return FMPL_ERR_SYSTEM;
+        if (e)
+            p->cma_ok = 0;                 /* refused: the FIFO from now on */
         if (b == nblk)
             return FMPL_SUCCESS;
         sp += b * sstride;

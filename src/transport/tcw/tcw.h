@@ -5,7 +5,7 @@
  * default 1, the paper's setting).  What the paper (seeds/003, sections
  * 3-4) describes, and where it is here:
  *
- *  - combuf remote-DMA AREAS (tcw_area.c): memory a peer may write, named
+ *  - combuf remote-DMA AREAS (emu/emu_area.c): memory a peer may write, named
  *    by an id.  Area 0 of every node is FMPL's matching area (the mailbox:
  *    headers and completion flags); fmpl_alloc_mem makes static areas (the
  *    only ones a hardware broadcast may target); every other buffer FMPL
@@ -96,13 +96,6 @@ void fmpl_tcw_link_ps(const tcw_xbar_t *x, const tcw_model_t *m, fmpl_emu_time_t
  * the conditions of sections 3.2/3.3 that fails, for `size` ranks. */
 const char *fmpl_tcw_hw_refusal(const tcw_xbar_t *x);
 
-/* ---- remote-DMA areas (tcw_area.c) -------------------------------------- */
-typedef struct tcw_area {
-    uint64_t addr, len;
-    _Atomic uint32_t gen;          /* odd: in use; a key carries it */
-    uint32_t pad;
-} tcw_area_t;
-
 /* ---- the hardware collectives' shared state (tcw_hw.c) ----------------- */
 typedef struct tcw_hb_card {      /* what a rank brings to a hardware broadcast */
     uint64_t addr, len;
@@ -120,23 +113,18 @@ typedef struct tcw_hw_shared {
     /* followed by size cards */
 } tcw_hw_shared_t;
 
-/* The fabric's shared area: areas[size][MAX_AREAS], then tcw_hw_shared_t
+/* The fabric's shared area (after emu_tl's area tables): tcw_hw_shared_t
  * and its cards. */
 typedef struct fmpl_tcw {
     fmpl_emu_tl_t et;              /* first: the glue every emulated fabric shares */
     tcw_model_t m;
     tcw_xbar_t x;
-    tcw_area_t *areas;             /* [size][FMPL_TCW_MAX_AREAS], shared */
     tcw_hw_shared_t *hw;           /* shared */
     /* TCWs */
     struct tcw_word *mbox_tcw;     /* [size][nidx][2], built at open */
     uint8_t *staging;              /* their sources: [size][nidx][2] half lines */
     struct tcw_word *data_tcw;     /* [size]: modified per transfer */
     fmpl_emu_path_t *route;        /* [size]: the route to each rank */
-    /* our areas: free ids */
-    int32_t *free_static, nfree_static;
-    int32_t *free_dyn, nfree_dyn;
-    void **alloc_base;             /* [STATIC_AREAS]: fmpl_alloc_mem regions */
     /* hardware collectives seen done here */
     uint64_t bar_done[FMPL_TCW_COLOURS];
     uint64_t hb_done;
@@ -147,20 +135,6 @@ static inline fmpl_tcw_t *fmpl_tcw_of(fmpl_tl_t *tl) { return (fmpl_tcw_t *)tl->
 
 /* picoseconds of modeled time for ns of the model */
 static inline fmpl_emu_time_t fmpl_tcw_ps(double ns) { return fmpl_emu_ps(ns); }
-
-/* tcw_area.c */
-int   fmpl_tcw_area_init(fmpl_tcw_t *t);
-void  fmpl_tcw_area_fini(fmpl_tcw_t *t);
-int   fmpl_tcw_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
-void  fmpl_tcw_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
-void *fmpl_tcw_mem_alloc(fmpl_tl_t *tl, size_t len);
-int   fmpl_tcw_mem_free(fmpl_tl_t *tl, void *p);
-/* Check a write of len bytes at key + roff into rank `peer`: its remote
- * address, or 0 (logged) when the key does not cover it. */
-uint64_t fmpl_tcw_area_check(fmpl_tcw_t *t, int peer, const fmpl_tl_key_t *key,
-                             uint64_t roff, size_t len);
-/* The static area holding [p, p + len) here: its id and offset, or -1. */
-int   fmpl_tcw_area_static(fmpl_tcw_t *t, const void *p, size_t len, uint64_t *off);
 
 /* tcw_nia.c */
 int  fmpl_tcw_tcw_init(fmpl_tcw_t *t);

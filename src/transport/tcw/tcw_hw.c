@@ -189,7 +189,7 @@ int fmpl_tcw_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
         }
         st->started = 1;
         tcw_hb_card_t card = { .addr = (uint64_t)(uintptr_t)buf, .len = len, .root = root };
-        card.area = fmpl_tcw_area_static(t, buf, len, &card.off);
+        card.area = fmpl_emu_area_static(&t->et.areas, buf, len, &card.off);
         /* the check: our card out, a colour-1 barrier back */
         fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.kick_ns));
         fmpl_emu_lock(t->et.emu);

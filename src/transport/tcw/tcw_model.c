@@ -20,28 +20,17 @@
  * sums split is our estimate, marked "est." below; the hardware latency
  * of one hop (nia_send + xbar + nia_recv) is the paper's "about 5 us".
  */
-#include <errno.h>
-#include <math.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "fmpl.h"
 #include "core/log.h"
 #include "transport/tcw/tcw.h"
 
-typedef struct param {
-    const char *name;              /* FMPL_TCW_<name> */
-    size_t off;                    /* in tcw_model_t */
-    double def, lo;                /* default; smallest allowed */
-    const char *unit, *source;
-} param_t;
-
 #define P(field, NAME, def, lo, unit, src) \
     { #NAME, offsetof(tcw_model_t, field), def, lo, unit, src }
 
-static const param_t params[] = {
+static const fmpl_emu_param_t params[] = {
     P(cpu_scale, CPU_SCALE, 1.0, 0, "",
       "the program's CPU time between FMPL calls x this = its time on the SR8000"),
     P(cpu_threshold_ns, CPU_THRESHOLD_NS, 2000, 0, "ns",
@@ -76,46 +65,15 @@ static const param_t params[] = {
       "hardware broadcast: serialising crossbar out to every x-crossbar (est., Fig. 3)"),
 };
 
-static double *field(tcw_model_t *m, const param_t *p)
-{
-    return (double *)(void *)((char *)m + p->off);
-}
+#define NPARAMS (sizeof params / sizeof params[0])
 
 int fmpl_tcw_model_read(tcw_model_t *m)
 {
     memset(m, 0, sizeof *m);
-    const char *e = getenv("FMPL_TCW_MODEL");
-    m->on = !(e && strcmp(e, "0") == 0);
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
-        const param_t *p = &params[i];
-        double *v = field(m, p);
-        *v = p->def;
-        char name[64];
-        snprintf(name, sizeof name, "FMPL_TCW_%s", p->name);
-        const char *s = getenv(name);
-        if (!s || !*s)
-            continue;
-        char *end;
-        errno = 0;
-        double x = strtod(s, &end);
-        if (errno || *end || !isfinite(x) || x < p->lo) {
-            fmpl_log_err("%s=%s: not a number >= %g (%s: %s)", name, s, p->lo, p->unit,
-                         p->source);
-            return FMPL_ERR_ARG;
-        }
-        *v = x;
-    }
-    return FMPL_SUCCESS;
+    return fmpl_emu_params_read("FMPL_TCW_", params, NPARAMS, m, &m->on);
 }
 
 void fmpl_tcw_model_log(const tcw_model_t *m)
 {
-    if (!m->on) {
-        fmpl_log_info("tcw: timing model off (FMPL_TCW_MODEL=0): functional emulation, "
-                      "fmpl_wtime() is this machine's clock");
-        return;
-    }
-    for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
-        fmpl_log_info("tcw: FMPL_TCW_%s=%g %s  (%s)", params[i].name,
-                      *field((tcw_model_t *)m, &params[i]), params[i].unit, params[i].source);
+    fmpl_emu_params_log("tcw", "FMPL_TCW_", params, NPARAMS, m, m->on);
 }

@@ -90,7 +90,7 @@ int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (len == 0)
         return FMPL_SUCCESS;
-    uint64_t at = fmpl_tcw_area_check(t, peer, key, roff, len);
+    uint64_t at = fmpl_emu_area_check(&t->et.areas, peer, key, roff, len);
     if (!at)
         return FMPL_ERR_ARG;
     /* a data transfer modifies its TCW, then kicks it (Table 1) */

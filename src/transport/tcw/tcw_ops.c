@@ -21,8 +21,6 @@ static void tcw_close(fmpl_tl_t *tl)
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (!t)
         return;
-    if (t->areas)
-        fmpl_tcw_area_fini(t);
     fmpl_tcw_tcw_fini(t);
     fmpl_emu_tl_close(&t->et);
     free(t->route);
@@ -37,6 +35,9 @@ static int tcw_open(fmpl_tl_t *tl)
         return FMPL_ERR_NOMEM;
     t->et.tl = tl;
     t->et.signal = fmpl_tcw_hw_signal;
+    t->et.areas = (fmpl_emu_areas_t){ .name = "tcw", .what = "remote-DMA area",
+                                      .max = FMPL_TCW_MAX_AREAS,
+                                      .nstatic = FMPL_TCW_STATIC_AREAS };
     tl->priv = t;
     int rc = fmpl_tcw_model_read(&t->m);
     if (rc == FMPL_SUCCESS)
@@ -70,7 +71,6 @@ static int tcw_open(fmpl_tl_t *tl)
     double la = t->m.nia_send_ns + t->m.nia_recv_ns;
     if (t->m.hwbar_ns < la)
         la = t->m.hwbar_ns;
-    size_t areas = (size_t)tl->size * FMPL_TCW_MAX_AREAS * sizeof(tcw_area_t);
     /* every rank must emulate the same machine: a digest of its settings */
     uint64_t sig = fmpl_emu_digest(fmpl_emu_digest(0, &t->m, sizeof t->m), &t->x, sizeof t->x);
     fmpl_emu_config_t cfg = {
@@ -78,7 +78,7 @@ static int tcw_open(fmpl_tl_t *tl)
         .link_ps_per_byte = ps, .packet = (uint32_t)t->m.packet,
         .lookahead = fmpl_tcw_ps(la), .cpu_scale = t->m.cpu_scale,
         .cpu_threshold = (int64_t)t->m.cpu_threshold_ns,
-        .fabric_bytes = areas + fmpl_tcw_hw_bytes(tl->size),
+        .fabric_bytes = fmpl_tcw_hw_bytes(tl->size),
         .max_xfers = TCW_MAX_XFERS, .max_entries = TCW_MAX_ENTRIES,
         .signature = sig, .settings = "FMPL_TCW_*",
     };
@@ -90,12 +90,8 @@ static int tcw_open(fmpl_tl_t *tl)
     if (rc == FMPL_SUCCESS)
         rc = fmpl_emu_tl_open(&t->et, &cfg);
     free(ps);
-    if (rc == FMPL_SUCCESS) {
-        uint8_t *fab = fmpl_emu_fabric(t->et.emu);
-        t->areas = (tcw_area_t *)(void *)fab;
-        t->hw = (tcw_hw_shared_t *)(void *)(fab + areas);
-        rc = fmpl_tcw_area_init(t);
-    }
+    if (rc == FMPL_SUCCESS)
+        t->hw = t->et.fabric;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_tcw_tcw_init(t);
     if (rc != FMPL_SUCCESS) {
@@ -115,10 +111,10 @@ const fmpl_tl_ops_t fmpl_tcw_ops = {
     .name = "tcw",
     .open = tcw_open,
     .close = tcw_close,
-    .mem_reg = fmpl_tcw_mem_reg,
-    .mem_dereg = fmpl_tcw_mem_dereg,
-    .mem_alloc = fmpl_tcw_mem_alloc,
-    .mem_free = fmpl_tcw_mem_free,
+    .mem_reg = fmpl_emu_tl_mem_reg,
+    .mem_dereg = fmpl_emu_tl_mem_dereg,
+    .mem_alloc = fmpl_emu_tl_mem_alloc,
+    .mem_free = fmpl_emu_tl_mem_free,
     .put = fmpl_tcw_put,
     .put_strided = fmpl_tl_put_strided_by_put,
     .put_iov = fmpl_tl_put_iov_by_put,

@@ -111,6 +111,7 @@ void fmpl_tcw_route(const tcw_xbar_t *x, const tcw_model_t *m, int src, int dst,
     int xs = ns % x->X, ys = ns / x->X, xd = nd % x->X, yd = nd / x->X;
     fmpl_emu_time_t xbar = fmpl_tcw_ps(m->xbar_ns);
     memset(p, 0, sizeof *p);
+    p->comp_link = -1;             /* complete when the write is visible */
     p->start = fmpl_tcw_ps(m->nia_send_ns);
     p->to_mem = fmpl_tcw_ps(m->nia_recv_ns);
     int crossings = 0;
