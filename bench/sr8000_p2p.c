@@ -11,13 +11,14 @@
  * Prints "key value..." lines (microseconds, MB/s) that bench/sr8000 puts
  * beside the paper's figures:
  *   lat_fmpl US            8-byte one-way latency, fmpl_send/fmpl_recv
- *                          ping-pong (round trip / 2)
+ *                          ping-pong (round trip / 2, the median over
+ *                          the iterations of the batches)
  *   table1 I W D I H R     Table 1: the phases of rank 0's fmpl_send (init,
  *                          header wait, data send) and fmpl_recv (init,
  *                          header send, data receive) in that ping-pong,
  *                          from FMPL's trace points (src/core/trace.h),
- *                          averaged over the iterations of a batch, the
- *                          median of the batches
+ *                          each the median over the iterations of the
+ *                          batches
  *   bw_fmpl SIZE MBPS      Fig. 6: size / one-way time
  *   lat_mpi US, bw_mpi SIZE MBPS, bw_nordma SIZE MBPS (with -M)
  *                          the paper's MPI as a protocol on the same fabric
@@ -60,26 +61,33 @@ static void pingpong(int lib, void *sb, void *rb, size_t n)
 }
 
 /* One-way time of n bytes (seconds): `it` round trips after one to warm
- * up; with `table1`, the phases of rank 0's calls summed into ph[]. */
-static double one_way(int lib, void *sb, void *rb, size_t n, long it, double *ph)
+ * up; with `ow`, each iteration's one-way time into ow[i]; with `ph`,
+ * the phases of rank 0's calls of iteration i into ph[k * it + i]. */
+static double one_way(int lib, void *sb, void *rb, size_t n, long it, double *ow, double *ph)
 {
     fmpl_trace_t tr;
     pingpong(lib, sb, rb, n);
     double t0 = fmpl_wtime();
     for (long i = 0; i < it; i++) {
+        if (ow) {
+            double t = fmpl_wtime();
+            pingpong(lib, sb, rb, n);
+            ow[i] = (fmpl_wtime() - t) / 2;
+            continue;
+        }
         if (!ph || me != 0) {
             pingpong(lib, sb, rb, n);
             continue;
         }
         fmpl_trace = &tr;
         CHECK(fmpl_send(sb, n, 1, 0));
-        ph[0] += tr.t[FMPL_TR_SEND_READY] - tr.t[FMPL_TR_SEND_CALL];
-        ph[1] += tr.t[FMPL_TR_SEND_HDR] - tr.t[FMPL_TR_SEND_READY];
-        ph[2] += tr.t[FMPL_TR_SEND_END] - tr.t[FMPL_TR_SEND_HDR];
+        ph[0 * it + i] = tr.t[FMPL_TR_SEND_READY] - tr.t[FMPL_TR_SEND_CALL];
+        ph[1 * it + i] = tr.t[FMPL_TR_SEND_HDR] - tr.t[FMPL_TR_SEND_READY];
+        ph[2 * it + i] = tr.t[FMPL_TR_SEND_END] - tr.t[FMPL_TR_SEND_HDR];
         CHECK(fmpl_recv(rb, n, 1, 0));
-        ph[3] += tr.t[FMPL_TR_RECV_KICK] - tr.t[FMPL_TR_RECV_CALL];
-        ph[4] += tr.t[FMPL_TR_RECV_KICKED] - tr.t[FMPL_TR_RECV_KICK];
-        ph[5] += tr.t[FMPL_TR_RECV_END] - tr.t[FMPL_TR_RECV_KICKED];
+        ph[3 * it + i] = tr.t[FMPL_TR_RECV_KICK] - tr.t[FMPL_TR_RECV_CALL];
+        ph[4 * it + i] = tr.t[FMPL_TR_RECV_KICKED] - tr.t[FMPL_TR_RECV_KICK];
+        ph[5 * it + i] = tr.t[FMPL_TR_RECV_END] - tr.t[FMPL_TR_RECV_KICKED];
         fmpl_trace = NULL;
     }
     return (fmpl_wtime() - t0) / (double)it / 2;
@@ -129,42 +137,53 @@ int main(int argc, char **argv)
         bench_die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
     memset(sb, me + 1, maxsize);
 
-    /* the median of a few batches, as everywhere in bench/: the CPU time
-     * between calls is this machine's, and now and then inflated */
-    double ph[BU_REPS][6] = { { 0 } }, lats[BU_REPS];
+    /* The latency and each phase of Table 1: the median over every
+     * iteration of a few batches.  The CPU time between calls is this
+     * machine's, now and then inflated; the model gives most iterations
+     * the same time, and the median ignores the few a moment of this
+     * machine's load touched. */
+    long all = (long)BU_REPS * iters;
+    double *ph = malloc(sizeof *ph * 6 * (size_t)all), *tmp = malloc(sizeof *ph * (size_t)all),
+           *one = malloc(sizeof *ph * 6 * (size_t)iters);
+    if (!ph || !tmp || !one)
+        bench_die("malloc", FMPL_ERR_NOMEM);
     for (int r = 0; r < BU_REPS; r++)
-        lats[r] = one_way(LIB_FMPL, sb, rb, 8, iters, NULL);
-    double lat = bu_median(lats, BU_REPS);
-    for (int r = 0; r < BU_REPS; r++)
-        one_way(LIB_FMPL, sb, rb, 8, iters, ph[r]);
+        one_way(LIB_FMPL, sb, rb, 8, iters, &tmp[r * iters], NULL);
+    double lat = bu_median(tmp, (int)all);
+    for (int r = 0; r < BU_REPS; r++) {
+        one_way(LIB_FMPL, sb, rb, 8, iters, NULL, one);
+        for (int k = 0; k < 6; k++)
+            memcpy(&ph[k * all + r * iters], &one[k * iters], sizeof *one * (size_t)iters);
+    }
+    free(one);
     if (me == 0) {
         printf("lat_fmpl %.3f\n", lat * 1e6);
         printf("table1");
         for (int k = 0; k < 6; k++) {
-            double v[BU_REPS];
-            for (int r = 0; r < BU_REPS; r++)
-                v[r] = ph[r][k];
-            printf(" %.3f", bu_median(v, BU_REPS) / (double)iters * 1e6);
+            memcpy(tmp, &ph[k * all], sizeof *tmp * (size_t)all);
+            printf(" %.3f", bu_median(tmp, (int)all) * 1e6);
         }
         printf("\n");
     }
+    free(ph);
+    free(tmp);
     for (size_t n = 8; n <= maxsize; n *= 8) {
-        double t = one_way(LIB_FMPL, sb, rb, n, iters_for(n, iters), NULL);
+        double t = one_way(LIB_FMPL, sb, rb, n, iters_for(n, iters), NULL, NULL);
         if (me == 0)
             printf("bw_fmpl %zu %.1f\n", n, (double)n / t / 1e6);
     }
     if (with_mpi) {
         double lms[BU_REPS], lns[BU_REPS];
         for (int r = 0; r < BU_REPS; r++) {
-            lms[r] = one_way(LIB_MPI, sb, rb, 8, iters, NULL);
-            lns[r] = one_way(LIB_NORDMA, sb, rb, 8, iters, NULL);
+            lms[r] = one_way(LIB_MPI, sb, rb, 8, iters, NULL, NULL);
+            lns[r] = one_way(LIB_NORDMA, sb, rb, 8, iters, NULL, NULL);
         }
         double lm = bu_median(lms, BU_REPS), ln = bu_median(lns, BU_REPS);
         if (me == 0)
             printf("lat_mpi %.3f\nlat_nordma %.3f\n", lm * 1e6, ln * 1e6);
         for (size_t n = 8; n <= maxsize; n *= 8) {
-            double t = one_way(LIB_MPI, sb, rb, n, iters_for(n, iters), NULL);
-            double u = one_way(LIB_NORDMA, sb, rb, n, iters_for(n, iters), NULL);
+            double t = one_way(LIB_MPI, sb, rb, n, iters_for(n, iters), NULL, NULL);
+            double u = one_way(LIB_NORDMA, sb, rb, n, iters_for(n, iters), NULL, NULL);
             if (me == 0)
                 printf("bw_mpi %zu %.1f\nbw_nordma %zu %.1f\n", n, (double)n / t / 1e6, n,
                        (double)n / u / 1e6);
