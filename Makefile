@@ -51,7 +51,8 @@ LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm
 
 LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
-                      src/transport/tcw/*.c src/fortran/*.c) $(OFI_SRC)
+                      src/transport/tcw/*.c src/transport/peach2/*.c \
+                      src/fortran/*.c) $(OFI_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
 

@@ -9,6 +9,7 @@
  *                                    alone when no host has two ranks
  *   FMPL_TRANSPORT=shm|ofi|route     that one, for every peer
  *   FMPL_TRANSPORT=tcw               the emulated SR8000 (every rank a node)
+ *   FMPL_TRANSPORT=peach2            an emulated PEACH2 sub-cluster (up to 16 nodes)
  * The decision is a function of what every rank published, so every rank
  * makes the same one (the transports' start-ups are collective).
  */
@@ -27,7 +28,7 @@
 
 #define HOST_MAX 256
 
-static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops,
+static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops, &fmpl_peach2_ops,
 #ifdef FMPL_HAVE_OFI
                                                 &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
@@ -38,7 +39,7 @@ static const fmpl_tl_ops_t *by_name(const char *want)
     for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
         if (strcmp(all_ops[i]->name, want) == 0)
             return all_ops[i];
-    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw%s)", want,
+    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2%s)", want,
 #ifdef FMPL_HAVE_OFI
                  ", ofi, route"
 #else

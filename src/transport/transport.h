@@ -249,6 +249,8 @@ void fmpl_tl_close(fmpl_tl_t *tl);
 
 extern const fmpl_tl_ops_t fmpl_shm_ops;
 extern const fmpl_tl_ops_t fmpl_tcw_ops;   /* the SR8000, emulated: FMPL_TRANSPORT=tcw */
+extern const fmpl_tl_ops_t fmpl_peach2_ops; /* a PEACH2 sub-cluster, emulated:
+                                              FMPL_TRANSPORT=peach2 */
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */

@@ -1,0 +1,237 @@
+/*
+ * p2_dma.c - what a node's CPU and its PEACH2 board do with a write:
+ * PIO stores and the DMA controller (seeds/002, 3.4 and 4).
+ *
+ * Every write goes to a place in the window: the key names it (emu_area's
+ * base), the board routes it by address (p2_ring.c), and the owning board
+ * writes host memory.  The bytes move at once by cross-memory attach; the
+ * engine (emu/) times the TLPs through the links.
+ *
+ *  - PIO: the CPU stores into the window - a posted write, complete as
+ *    soon as it is issued.  Mailbox records go this way, and puts of at
+ *    most PIO_MAX_BYTES.  Each node's stores leave in order (one channel).
+ *  - DMA: 4 channels a board; the channel is chosen by the peer (peer mod
+ *    4), so that everything to one peer leaves in order while transfers
+ *    to others overlap.  A request of at most REG_MAX pieces and
+ *    REG_MAX_BYTES bytes starts in REGISTER MODE (no descriptor table);
+ *    others are CHAINED DESCRIPTORS, each piece one, a block-stride put
+ *    one descriptor for all its blocks.  The DMA is complete when its last
+ *    write has left the board (posted writes: the paper's driver saw
+ *    "done" before the data was in memory, 4.1.1), seen by a poll.
+ *  - ORDER.  A record must not overtake the data it announces.  PEACH2
+ *    orders nothing between the CPU's stores and a DMA channel's writes,
+ *    so an ordered record to a peer with a DMA on its way since our last
+ *    record is itself a DMA on that peer's channel - behind the data, as
+ *    a TCA program chains its flag after its data; otherwise it is a PIO
+ *    store.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/peach2/p2.h"
+#include "transport/seg.h"
+
+/* channels: per node, 4 DMA channels and the CPU's stores */
+#define CHANS_PER_NODE (FMPL_P2_DMA_CHANNELS + 1)
+static int chan_dma(const fmpl_tl_t *tl, int peer)
+{
+    return tl->rank * CHANS_PER_NODE + peer % FMPL_P2_DMA_CHANNELS;
+}
+static int chan_pio(const fmpl_tl_t *tl) { return tl->rank * CHANS_PER_NODE + FMPL_P2_DMA_CHANNELS; }
+
+/* Hand one transfer to the engine: `wire` bytes on the route to `peer`. */
+static int kick(fmpl_p2_t *t, int chan, int peer, uint64_t wire, double start_ns, double gap_ns,
+                int dma, const fmpl_emu_msg_t *rec, fmpl_tl_comp_t *comp)
+{
+    fmpl_emu_xfer_t x = {
+        .chan = chan,
+        .ready = fmpl_emu_now(t->et.emu),
+        .bytes = wire,
+        .path = t->route[peer],
+        .dst = rec ? peer : -1,
+        .comp = comp,
+    };
+    x.path.start = fmpl_emu_ps(start_ns);
+    x.path.gap = fmpl_emu_ps(gap_ns);
+    x.path.to_mem = fmpl_emu_ps(t->m.mem_ns);
+    if (dma) {
+        /* done when the last write leaves our board, seen by a poll */
+        x.path.comp_link = 1;
+        x.path.ack = fmpl_emu_ps(t->m.poll_ns);
+    }
+    if (rec)
+        x.msg = *rec;
+    return fmpl_emu_kick(t->et.emu, &x);
+}
+
+/* The key covers [key + roff, + len) at `peer`, and its window address
+ * is the peer's: the virtual address there, or 0 (logged). */
+static uint64_t target(fmpl_p2_t *t, int peer, const fmpl_tl_key_t *key, uint64_t roff,
+                       size_t len)
+{
+    int node = fmpl_p2_node_of(&t->ring, key->addr + roff);
+    if (node != peer) {
+        fmpl_log_err("peach2: a write for rank %d at PCIe address 0x%llx, which is %s", peer,
+                     (unsigned long long)(key->addr + roff),
+                     node < 0 ? "outside the window" : "another node's");
+        return 0;
+    }
+    return fmpl_emu_area_check(&t->et.areas, peer, key, roff, len);
+}
+
+static int moved(fmpl_p2_t *t, int peer, int e)
+{
+    if (e == 0)
+        return FMPL_SUCCESS;
+    if (e == -ESRCH) {
+        fmpl_log_err("peach2: rank %d (pid %d) is gone", peer, (int)t->et.pid[peer]);
+        return FMPL_ERR_PEER;
+    }
+    fmpl_log_err("peach2: the board cannot write rank %d's memory: %s", peer, strerror(-e));
+    return FMPL_ERR_SYSTEM;
+}
+
+static int copy_to(fmpl_p2_t *t, int peer, const void *src, size_t len, uint64_t at)
+{
+    if (peer == t->et.tl->rank) {
+        memmove((void *)(uintptr_t)at, src, len);
+        return FMPL_SUCCESS;
+    }
+    return moved(t, peer, fmpl_cma_copy(t->et.pid[peer], (void *)src, len, at, 1));
+}
+
+/* The DMA controller's start for a request of n pieces, `bytes` in all. */
+static int reg_mode(const fmpl_p2_t *t, size_t n, size_t bytes)
+{
+    return (double)n <= t->m.reg_max && (double)bytes <= t->m.reg_max_bytes;
+}
+
+int fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+{
+    fmpl_tl_iov_t one = { .src = src, .len = len, .roff = roff };
+    return fmpl_p2_put_iov(tl, peer, &one, 1, key, comp);
+}
+
+int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                    const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp)
+{
+    fmpl_p2_t *t = fmpl_p2_of(tl);
+    size_t total = 0;
+    int pieces = 0;
+    for (int i = 0; i < n; i++) {
+        if (!iov[i].len)
+            continue;
+        uint64_t at = target(t, peer, key, iov[i].roff, iov[i].len);
+        if (!at)
+            return FMPL_ERR_ARG;
+        int rc = copy_to(t, peer, iov[i].src, iov[i].len, at);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        total += iov[i].len;
+        pieces++;
+    }
+    if (!pieces)
+        return FMPL_SUCCESS;
+    const p2_model_t *m = &t->m;
+    if (pieces == 1 && (double)total <= m->pio_max_bytes && !t->dma_dirty[peer]) {
+        /* a few bytes: the CPU stores them */
+        fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->store_ns));
+        t->pio_stores++;
+        return kick(t, chan_pio(tl), peer, fmpl_p2_wire(m, total), m->pio_ns, 0, 0, NULL, NULL);
+    }
+    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
+    int reg = reg_mode(t, (size_t)pieces, total);
+    t->dma_kicks++;
+    if (reg)
+        t->dma_reg++;
+    else
+        t->dma_desc += (uint64_t)pieces;
+    t->dma_dirty[peer] = 1;
+    int chan = chan_dma(tl, peer), k = 0;
+    for (int i = 0; i < n; i++) {
+        if (!iov[i].len)
+            continue;
+        /* register mode: one start for its few transfers; chained: a
+         * start for the table, then each descriptor's own time, and a
+         * link descriptor at the end of every 4 KiB table */
+        double start = k ? 0 : reg ? m->reg_start_ns : m->dma_start_ns + m->desc_ns;
+        double gap = k == 0 || reg ? 0 : m->desc_ns * (k % FMPL_P2_DESC_TABLE ? 1 : 2);
+        int rc = kick(t, chan, peer, fmpl_p2_wire(m, iov[i].len), start, gap, 1, NULL, comp);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        k++;
+    }
+    return FMPL_SUCCESS;
+}
+
+int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
+                        size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
+                        size_t dstride, fmpl_tl_comp_t *comp)
+{
+    fmpl_p2_t *t = fmpl_p2_of(tl);
+    if (!blklen || !nblk)
+        return FMPL_SUCCESS;
+    if (nblk > 1 && dstride < blklen)
+        return FMPL_ERR_ARG;
+    size_t span = (nblk - 1) * dstride + blklen;
+    uint64_t at = target(t, peer, key, roff, span);
+    if (!at)
+        return FMPL_ERR_ARG;
+    int rc;
+    if (peer == tl->rank) {
+        const uint8_t *s = src;
+        for (size_t b = 0; b < nblk; b++)
+            memmove((void *)(uintptr_t)(at + b * dstride), s + b * sstride, blklen);
+        rc = FMPL_SUCCESS;
+    } else {
+        rc = moved(t, peer, fmpl_cma_write_blocks(t->et.pid[peer], src, blklen, nblk, sstride,
+                                                  at, dstride, NULL));
+    }
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    /* one block-stride descriptor: every block its own TLPs */
+    const p2_model_t *m = &t->m;
+    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
+    t->dma_kicks++;
+    t->dma_desc++;
+    t->dma_dirty[peer] = 1;
+    return kick(t, chan_dma(tl, peer), peer, (uint64_t)nblk * fmpl_p2_wire(m, blklen),
+                m->dma_start_ns + m->desc_ns, 0, 1, NULL, comp);
+}
+
+static size_t staging_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
+{
+    return (((size_t)peer * (size_t)tl->nidx + (size_t)idx) * 2 + half) * FMPL_EMU_HALF;
+}
+
+int fmpl_p2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                   unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+{
+    fmpl_p2_t *t = fmpl_p2_of(tl);
+    if (off % FMPL_EMU_HALF || off >= FMPL_TL_LINE || len < 8 || len > FMPL_EMU_HALF)
+        return FMPL_ERR_ARG;
+    /* the record into our copy of the half line (bytes past `len` are
+     * what we wrote there last, so the line keeps them) */
+    uint8_t *half = t->staging + staging_slot(tl, peer, idx, off / FMPL_EMU_HALF);
+    memcpy(half, rec, len);
+    fmpl_emu_msg_t m;
+    fmpl_emu_tl_record(&m, idx, off, half);
+    const p2_model_t *md = &t->m;
+    uint64_t wire = fmpl_p2_wire(md, len);
+    if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && t->dma_dirty[peer]) {
+        /* behind the data, on its channel */
+        t->dma_dirty[peer] = 0;
+        t->dma_kicks++;
+        t->dma_reg++;
+        fmpl_emu_charge(t->et.emu, fmpl_emu_ps(md->kick_ns));
+        return kick(t, chan_dma(tl, peer), peer, wire, md->reg_start_ns, 0, 1, &m, comp);
+    }
+    t->pio_stores++;
+    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(md->store_ns));
+    return kick(t, chan_pio(tl), peer, wire, md->pio_ns, 0, 0, &m, NULL);
+}
