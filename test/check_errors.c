@@ -259,17 +259,19 @@ START_TEST(test_layout_mismatch)
 {
     job_t j;
     char cmd[PATH_MAX + 128], left[1024];
-    /* on the emulated SR8000 the same: one rank emulates another machine */
+    /* on an emulated fabric the same: one rank emulates another machine */
     const char *t = getenv("FMPL_TRANSPORT");
-    int tcw = t && strcmp(t, "tcw") == 0;
-    const char *var = tcw ? "FMPL_TCW_XBAR_NS=1500" : "FMPL_SHM_FIFO=512K";
+    int tcw = t && strcmp(t, "tcw") == 0, p2 = t && strcmp(t, "peach2") == 0;
+    const char *var = tcw ? "FMPL_TCW_XBAR_NS=1500" : p2 ? "FMPL_TCA_HOP_NS=400"
+                                                        : "FMPL_SHM_FIFO=512K";
     const char *said = tcw ? "the FMPL_TCW_* settings differ between the ranks"
-                           : "FMPL_SHM_FIFO differ between the ranks";
+                     : p2 ? "the FMPL_TCA_* settings differ between the ranks"
+                          : "FMPL_SHM_FIFO differ between the ranks";
+    const char *unset = tcw ? "!FMPL_TCW_XBAR_NS" : p2 ? "!FMPL_TCA_HOP_NS" : "!FMPL_SHM_FIFO";
     snprintf(cmd, sizeof cmd,
              "if [ \"$FMPL_RANK\" = 1 ]; then export %s; fi; exec %s", var,
              tl_path("test/progs/hello"));
-    int st = run_cmd(&j, tcw ? "!FMPL_TCW_XBAR_NS" : "!FMPL_SHM_FIFO", 60, "bin/fmplrun", "-n",
-                     "2", "-t", "30", "sh", "-c", cmd, NULL);
+    int st = run_cmd(&j, unset, 60, "bin/fmplrun", "-n", "2", "-t", "30", "sh", "-c", cmd, NULL);
     job_log(&j, "layout_mismatch");
     ck_assert_msg(st != 0 && st != TL_HARD_TIMEOUT && st != 124,
                   "%s on rank 1 only: status %d, expected a failure; output:\n%s", var,

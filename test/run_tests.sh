@@ -9,11 +9,13 @@
 #      (libfabric's tcp provider; check_p2p also on its shm provider), and
 #      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
 #      host name of their own (route transport, node-leader collectives);
-#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), with its timing
+#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw) and the emulated
+#      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2), each with its timing
 #      model (check_errors too) and without;
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
-#      the one-process residual), also on tcw, and Himeno on 16 tcw nodes;
+#      the one-process residual), also on tcw and peach2, and Himeno on
+#      16 tcw nodes;
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -179,6 +181,22 @@ for t in check_p2p check_coll check_blacs; do
     run_check "tcw_nomodel_$t" "test/$t" FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=0
 done
 
+# ---- 1d. ... and on the emulated PEACH2 sub-cluster ---------------------
+# FMPL_TRANSPORT=peach2: PCIe stores and the DMA controller of HA-PACS/TCA
+# (every rank a node of one sub-cluster, up to 16), no remote atomics, no
+# remote read, block-stride puts; with its timing model and without.
+# test/check_peach2 (in step 1) tests what only peach2 has.
+for t in check_p2p check_coll check_blacs check_errors; do
+    [ -x "test/$t" ] || continue
+    selected "peach2_$t" "$@" || continue
+    run_check "peach2_$t" "test/$t" FMPL_TRANSPORT=peach2
+done
+for t in check_p2p check_coll check_blacs; do
+    [ -x "test/$t" ] || continue
+    selected "peach2_nomodel_$t" "$@" || continue
+    run_check "peach2_nomodel_$t" "test/$t" FMPL_TRANSPORT=peach2 FMPL_TCA_MODEL=0
+done
+
 # ---- 2. Fortran --------------------------------------------------------
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
     run_step fortran_pingpong 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
@@ -193,6 +211,9 @@ if [ -x examples/himeno ] && selected himeno_test "$@"; then
 fi
 # ... and on the emulated SR8000: the same gosa on 1 to 8 nodes, and a run
 # on the 16 nodes of the 2 x 8 partition (its modeled time per iteration)
+if [ -x examples/himeno ] && selected himeno_peach2 "$@"; then
+    run_step himeno_peach2 120 env FMPL_TRANSPORT=peach2 test/himeno_test.sh
+fi
 if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
     run_step himeno_tcw 120 env FMPL_TRANSPORT=tcw test/himeno_test.sh
     run_step himeno_tcw16 300 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 240 \

@@ -266,8 +266,8 @@ static int expected_kind(const struct geo *g, int d, size_t *run_out, size_t *pi
         return FMPL_HALO_BLOCK;
     if (run <= 32)
         return FMPL_HALO_STRIDE;
-    if (run >= 256)            /* strided puts: the shm transport's */
-        return prog_on_shm() ? FMPL_HALO_BLOCK_STRIDE : FMPL_HALO_STRIDE;
+    if (run >= 256)            /* strided puts: shm's, PEACH2's */
+        return prog_strided_puts() ? FMPL_HALO_BLOCK_STRIDE : FMPL_HALO_STRIDE;
     return -1;
 }
 
@@ -298,9 +298,10 @@ static void check_kinds(const struct geo *g, fmpl_halo_t h, const char *want, in
                   "fmpl_halo_kind(dimension %d) = %s, expected STRIDE or BLOCK_STRIDE (face of "
                   "%zu pieces of %zu bytes)", d, kind_name(k), pieces, run);
         if (want && want[d]) {
-            /* 'T' (block-stride) needs the shm transport's strided puts */
+            /* 'T' (block-stride) needs strided puts (shm, PEACH2) */
             int w = want[d] == 'B' ? FMPL_HALO_BLOCK
-                    : want[d] == 'T' ? (prog_on_shm() ? FMPL_HALO_BLOCK_STRIDE : FMPL_HALO_STRIDE)
+                    : want[d] == 'T' ? (prog_strided_puts() ? FMPL_HALO_BLOCK_STRIDE
+                                                            : FMPL_HALO_STRIDE)
                     : want[d] == 'S' ? FMPL_HALO_STRIDE : FMPL_HALO_NONE;
             CHECK(k == w, "fmpl_halo_kind(dimension %d) = %s, -K says %s", d, kind_name(k),
                   kind_name(w));

@@ -348,6 +348,22 @@ static PROG_UNUSED int prog_on_shm(void)
     return t && strcmp(t, "shm") == 0;
 }
 
+/* Is `t` an emulated fabric (the SR8000, tcw; a PEACH2 sub-cluster,
+ * peach2)?  Their DMA engines write the other nodes' memory with
+ * cross-memory attach, and they cannot read remotely. */
+static PROG_UNUSED int prog_emulated_fabric(const char *t)
+{
+    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0);
+}
+
+/* Does the transport put block-stride faces without packing (shm's
+ * copies; PEACH2's block-stride DMA descriptors)? */
+static PROG_UNUSED int prog_strided_puts(void)
+{
+    const char *t = fmpl_transport();
+    return prog_on_shm() || (t && strcmp(t, "peach2") == 0);
+}
+
 /* Does fmpl_hbcast of `size` bytes succeed on ordinary (malloc) memory?
  * On shm always.  On tcw, the SR8000's hardware broadcast, only when
  * there is nothing to move (a job of one, or 0 bytes): its buffers must be
@@ -363,13 +379,13 @@ static PROG_UNUSED int prog_hbcast_ok(size_t size)
 
 /* Do queued sends move while their sender stays out of FMPL?  Their
  * receiver pulls them where the transport reads remotely (shm, ofi: not
- * the SR8000, tcw), else the progress thread pushes them unless
+ * the emulated fabrics), else the progress thread pushes them unless
  * FMPL_PROGRESS_THREAD=0 - and never on an emulated clock, which has no
  * progress thread (fmpl_wtime_emulated). */
 static PROG_UNUSED int prog_moves_while_away(void)
 {
     const char *t = fmpl_transport(), *pt = getenv("FMPL_PROGRESS_THREAD");
-    int pull = !(t && strcmp(t, "tcw") == 0), thread = !(pt && strcmp(pt, "0") == 0);
+    int pull = !prog_emulated_fabric(t), thread = !(pt && strcmp(pt, "0") == 0);
     return !fmpl_wtime_emulated() && (pull || thread);
 }
 
@@ -398,13 +414,13 @@ static PROG_UNUSED void prog_init(const char *name, int nidx)
     const char *deny = getenv("PROG_DENY_CMA");
     if (deny && *deny && strcmp(deny, "0") != 0) {
         prog_deny_cma();
-        /* the emulated SR8000's NIA writes the other nodes' memory with
-         * cross-memory attach: without it the job must not start, and say
-         * so (shm falls back to its pipelined buffers instead) */
+        /* an emulated fabric's DMA engine writes the other nodes' memory
+         * with cross-memory attach: without it the job must not start,
+         * and say so (shm falls back to its pipelined buffers instead) */
         const char *t = getenv("FMPL_TRANSPORT");
-        if (t && strcmp(t, "tcw") == 0) {
+        if (prog_emulated_fabric(t)) {
             CHECK_RC(fmpl_init(nidx), FMPL_ERR_SYSTEM);
-            printf("OK %s (tcw without cross-memory attach: refused)\n", name);
+            printf("OK %s (%s without cross-memory attach: refused)\n", name, t);
             exit(0);
         }
     }
