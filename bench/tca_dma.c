@@ -153,7 +153,9 @@ int main(int argc, char **argv)
 
     /* DMA inside node 0, then to node 1 (its buffer's key first) */
     size_t bytes = (size_t)CHAIN * MAXSIZE;
-    uint8_t *src = malloc(bytes), *dst = malloc(bytes);
+    /* page-aligned, as the paper's driver buffers: a 4 KiB transfer is
+     * one descriptor */
+    uint8_t *src = aligned_alloc(4096, bytes), *dst = aligned_alloc(4096, bytes);
     if (!src || !dst)
         bench_die("malloc", FMPL_ERR_NOMEM);
     memset(src, me + 1, bytes);

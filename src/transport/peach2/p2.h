@@ -43,6 +43,7 @@
 #define FMPL_P2_SLICE_BITS 35               /* 32 GiB a node: 512 GiB for 16 */
 #define FMPL_P2_DESC_BYTES 32      /* a chained descriptor */
 #define FMPL_P2_DESC_TABLE 128     /* descriptors in a 4 KiB table */
+#define FMPL_P2_PAGE 4096          /* what one descriptor may span at most */
 
 /* ---- the timing model (p2_model.c) ------------------------------------- */
 typedef struct p2_model {

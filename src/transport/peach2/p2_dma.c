@@ -12,10 +12,12 @@
  *    most PIO_MAX_BYTES.  Each node's stores leave in order (one channel).
  *  - DMA: 4 channels a board; the channel is chosen by the peer (peer mod
  *    4), so that everything to one peer leaves in order while transfers
- *    to others overlap.  A request of at most REG_MAX pieces and
- *    REG_MAX_BYTES bytes starts in REGISTER MODE (no descriptor table);
- *    others are CHAINED DESCRIPTORS, each piece one, a block-stride put
- *    one descriptor for all its blocks.  The DMA is complete when its last
+ *    to others overlap.  A descriptor names physical memory, so a piece
+ *    is cut at the 4 KiB pages of both sides (pinned pages are scattered).
+ *    A request of at most REG_MAX such pieces and REG_MAX_BYTES bytes
+ *    starts in REGISTER MODE (no descriptor table); others are CHAINED
+ *    DESCRIPTORS, one a page piece, a block-stride put one for the blocks
+ *    of each destination page.  The DMA is complete when its last
  *    write has left the board (posted writes: the paper's driver saw
  *    "done" before the data was in memory, 4.1.1), seen by a poll.
  *  - ORDER.  A record must not overtake the data it announces.  PEACH2
@@ -110,6 +112,21 @@ static int reg_mode(const fmpl_p2_t *t, size_t n, size_t bytes)
     return (double)n <= t->m.reg_max && (double)bytes <= t->m.reg_max_bytes;
 }
 
+/* A descriptor (or a register set) names physical memory, and pinned
+ * pages are not physically contiguous: a transfer is cut at every 4 KiB
+ * page boundary of its source and of its destination.  The pieces. */
+static size_t page_pieces(uint64_t src, uint64_t dst, size_t len)
+{
+    size_t n = 0;
+    for (size_t pos = 0; pos < len; n++) {
+        size_t a = FMPL_P2_PAGE - (size_t)((src + pos) % FMPL_P2_PAGE);
+        size_t b = FMPL_P2_PAGE - (size_t)((dst + pos) % FMPL_P2_PAGE);
+        size_t step = a < b ? a : b;
+        pos += step < len - pos ? step : len - pos;
+    }
+    return n;
+}
+
 int fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
 {
@@ -121,7 +138,7 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
                     const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp)
 {
     fmpl_p2_t *t = fmpl_p2_of(tl);
-    size_t total = 0;
+    size_t total = 0, chunks = 0;
     int pieces = 0;
     for (int i = 0; i < n; i++) {
         if (!iov[i].len)
@@ -133,6 +150,8 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
         if (rc != FMPL_SUCCESS)
             return rc;
         total += iov[i].len;
+        chunks += page_pieces((uint64_t)(uintptr_t)iov[i].src, key->addr + iov[i].roff,
+                              iov[i].len);
         pieces++;
     }
     if (!pieces)
@@ -145,26 +164,32 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
         return kick(t, chan_pio(tl), peer, fmpl_p2_wire(m, total), m->pio_ns, 0, 0, NULL, NULL);
     }
     fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
-    int reg = reg_mode(t, (size_t)pieces, total);
+    int reg = reg_mode(t, chunks, total);
     t->dma_kicks++;
     if (reg)
         t->dma_reg++;
     else
-        t->dma_desc += (uint64_t)pieces;
+        t->dma_desc += (uint64_t)chunks;
     t->dma_dirty[peer] = 1;
-    int chan = chan_dma(tl, peer), k = 0;
+    int chan = chan_dma(tl, peer);
+    size_t k = 0;                  /* descriptors so far */
     for (int i = 0; i < n; i++) {
         if (!iov[i].len)
             continue;
-        /* register mode: one start for its few transfers; chained: a
-         * start for the table, then each descriptor's own time, and a
-         * link descriptor at the end of every 4 KiB table */
-        double start = k ? 0 : reg ? m->reg_start_ns : m->dma_start_ns + m->desc_ns;
-        double gap = k == 0 || reg ? 0 : m->desc_ns * (k % FMPL_P2_DESC_TABLE ? 1 : 2);
+        /* Register mode: one start for its few transfers.  Chained: a
+         * start for the table, each descriptor's own time (one per page
+         * piece, lumped before the piece's bytes), and a link descriptor
+         * at the end of every 4 KiB table. */
+        size_t c = page_pieces((uint64_t)(uintptr_t)iov[i].src, key->addr + iov[i].roff,
+                               iov[i].len);
+        size_t links = (k + c) / FMPL_P2_DESC_TABLE - k / FMPL_P2_DESC_TABLE;
+        double desc = reg ? 0 : m->desc_ns * (double)(c + links);
+        double start = k ? 0 : (reg ? m->reg_start_ns : m->dma_start_ns) + desc;
+        double gap = k ? desc : 0;
         int rc = kick(t, chan, peer, fmpl_p2_wire(m, iov[i].len), start, gap, 1, NULL, comp);
         if (rc != FMPL_SUCCESS)
             return rc;
-        k++;
+        k += c;
     }
     return FMPL_SUCCESS;
 }
@@ -194,14 +219,21 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
     }
     if (rc != FMPL_SUCCESS)
         return rc;
-    /* one block-stride descriptor: every block its own TLPs */
+    /* block-stride descriptors, each for the blocks of one destination
+     * page (physical memory again), every block its own TLPs */
     const p2_model_t *m = &t->m;
+    uint64_t first = (key->addr + roff) / FMPL_P2_PAGE;
+    uint64_t last = (key->addr + roff + span - 1) / FMPL_P2_PAGE;
+    size_t ndesc = (size_t)(last - first + 1);
+    if (ndesc > nblk)
+        ndesc = nblk;
     fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
     t->dma_kicks++;
-    t->dma_desc++;
+    t->dma_desc += ndesc;
     t->dma_dirty[peer] = 1;
+    size_t links = ndesc / FMPL_P2_DESC_TABLE;
     return kick(t, chan_dma(tl, peer), peer, (uint64_t)nblk * fmpl_p2_wire(m, blklen),
-                m->dma_start_ns + m->desc_ns, 0, 1, NULL, comp);
+                m->dma_start_ns + m->desc_ns * (double)(ndesc + links), 0, 1, NULL, comp);
 }
 
 static size_t staging_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)

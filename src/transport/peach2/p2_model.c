@@ -14,12 +14,14 @@
  *   - 4 KiB transfers chained: 75-80 % of the peak from 4 on (Fig. 6);
  *   - a PIO store to the neighbour's memory, seen by a poll: 782 ns (4.2);
  *   - a DMA to the neighbour streams as fast as one inside the node (Fig. 7).
- * A chain of n transfers of s bytes then takes
+ * A chain of n transfers of s <= 4 KiB (one page: a descriptor names
+ * physical memory) then takes
  *     kick + dma_start + board + poll + n x (desc + wire(s) / link)
  * and in register mode (no descriptor)
  *     kick + reg_start + board + poll + wire(s) / link,
  * which fixes the sums 1.45 us and 0.74 us (Figs. 6 and 5) and desc =
- * 0.11 us (Fig. 4's 10 %); how the sums split is our estimate, marked
+ * 0.11 us (Fig. 4's 10 %: a page a descriptor, so 3.3 GB/s is also where
+ * large transfers level off); how the sums split is our estimate, marked
  * "est."; 0.3-0.4 us for each further hop is the hybrid paper's (seeds/000,
  * 5.4).  bench/tca prints each figure beside the modeled one.
  */
