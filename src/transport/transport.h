@@ -218,6 +218,7 @@ struct fmpl_tl {
     const uint8_t *kernel_peer;
     /* Set by open when the transport emulates another machine's time. */
     const fmpl_tl_clock_t *clock;
+    void *clock_priv;              /* the clock's own state */
     void *priv;                    /* the transport's own state */
 };
 

@@ -98,7 +98,9 @@ typedef struct fmpl_emu_path {
                                       (a DMA engine that completes when its
                                       last posted write leaves) */
     int32_t comp_link;             /* -1, or an index into link[] */
-    int32_t pad;
+    uint32_t packet;               /* payload bytes a packet on this route,
+                                      0: the machine's (fmpl_emu_config_t) -
+                                      two networks of one machine differ */
 } fmpl_emu_path_t;
 
 /* Entry kinds in an inbox. */
@@ -147,6 +149,10 @@ typedef struct fmpl_emu_config {
     size_t fabric_bytes;           /* shared area the fabric keeps for itself */
     int max_xfers;                 /* transfers on their way at once (all ranks) */
     int max_entries;               /* inbox entries at once (all ranks) */
+    int pair_order;                /* a record from one rank to another is never
+                                      seen before an earlier one, whatever route
+                                      each took (tca: two networks, and the
+                                      sender fences when it changes networks) */
     uint64_t signature;            /* the fabric's settings: every rank must agree */
     const char *settings;          /* their names, for the message when they do not */
 } fmpl_emu_config_t;

@@ -16,6 +16,12 @@
 
 #define PAGE 4096ull               /* the window maps whole pages */
 
+/* our slice's place in our window: sub-clusters (tca) have a window each */
+static uint64_t win_slot(const fmpl_emu_areas_t *A)
+{
+    return (uint64_t)(A->win_nodes ? A->rank % A->win_nodes : A->rank);
+}
+
 static fmpl_emu_area_t *area(const fmpl_emu_areas_t *A, int rank, uint32_t id)
 {
     return &A->table[(size_t)rank * (size_t)A->max + id];
@@ -56,14 +62,14 @@ static uint64_t place(fmpl_emu_areas_t *A, uint64_t addr, uint64_t len)
     memmove(&A->used[i + 1], &A->used[i], (size_t)(A->nused - i) * sizeof *A->used);
     A->used[i] = (fmpl_emu_span_t){ at, span };
     A->nused++;
-    return A->win_base + (uint64_t)A->rank * A->win_slice + at + (addr - first);
+    return A->win_base + win_slot(A) * A->win_slice + at + (addr - first);
 }
 
 static void unplace(fmpl_emu_areas_t *A, uint64_t base)
 {
     if (!A->win_slice)
         return;
-    uint64_t off = (base - A->win_base - (uint64_t)A->rank * A->win_slice) & ~(PAGE - 1);
+    uint64_t off = (base - A->win_base - win_slot(A) * A->win_slice) & ~(PAGE - 1);
     for (int i = 0; i < A->nused; i++)
         if (A->used[i].off == off) {
             memmove(&A->used[i], &A->used[i + 1], (size_t)(A->nused - i - 1) * sizeof *A->used);

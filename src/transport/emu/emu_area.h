@@ -46,6 +46,8 @@ typedef struct fmpl_emu_areas {
     int rank, size;
     int max, nstatic;              /* ids per node; 1 .. nstatic - 1 static */
     uint64_t win_base, win_slice;  /* the window (slice 0: bases are addresses) */
+    int win_nodes;                 /* nodes a window (0: the job); rank r owns
+                                      slice r mod win_nodes of its own window */
     fmpl_emu_area_t *table;        /* [size][max], shared */
     int32_t *free_static, nfree_static;
     int32_t *free_dyn, nfree_dyn;

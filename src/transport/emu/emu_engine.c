@@ -236,6 +236,12 @@ int fmpl_emu_kick(fmpl_emu_t *e, const fmpl_emu_xfer_t *x)
 static void xfer_done(emu_shared_t *sh, emu_xfer_rec_t *x)
 {
     fmpl_emu_time_t vis = tadd(x->tail, x->path.to_mem);
+    if (sh->pair_order && x->dst >= 0) {
+        /* not before the record this rank sent that rank last */
+        fmpl_emu_time_t *last = &emu_pairs(sh)[(size_t)x->src * (size_t)sh->size + (size_t)x->dst];
+        vis = tmax(vis, *last);
+        *last = vis;
+    }
     int rc = FMPL_SUCCESS;
     if (x->dst >= 0)
         rc = post(sh, x->dst, vis, x->src, x->seq, &x->msg);
@@ -265,8 +271,9 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     }
     emu_xfer_rec_t *x = &xs[ch->cur];
     uint64_t pkt = x->bytes - x->sent;
-    if (pkt > sh->packet)
-        pkt = sh->packet;
+    uint64_t mtu = x->path.packet ? x->path.packet : sh->packet;
+    if (pkt > mtu)
+        pkt = mtu;
     fmpl_emu_time_t *busy = emu_busy(sh), *ps = emu_ps(sh);
     /* A transfer's start-up (fetching its descriptor, the first read)
      * runs while the transfer before it still streams: the channel

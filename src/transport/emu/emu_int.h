@@ -10,6 +10,8 @@
  *   ps     [nlinks] picoseconds per byte of each link
  *   xfers  [max_xfers] transfers on their way (pool)
  *   ents   [max_entries] inbox entries (pool)
+ *   pairs  [size][size] the last record's time from each rank to each
+ *                  (pair_order only)
  *   fabric         the fabric's own shared area
  * Lists are indices into the pools (-1: none): a channel's queue and a
  * rank's inbox are doubly linked lists kept sorted by time, inserted from
@@ -85,13 +87,13 @@ typedef struct emu_shared {
     uint64_t magic;
     int32_t size, nchan, nlinks, max_xfers, max_entries, model;
     uint32_t packet;
-    int32_t pad;
+    int32_t pair_order;
     uint64_t signature;
     fmpl_emu_time_t lookahead;
     double cpu_scale;
     int64_t cpu_threshold;
     uint64_t seg_len, ranks_off, chans_off, busy_off, ps_off, xfers_off, ents_off,
-             fabric_off, fabric_len;
+             pairs_off, fabric_off, fabric_len;
     pthread_mutex_t lock;
     int32_t xfer_free, ent_free;   /* pool free lists */
     int32_t xfers_used, ents_used; /* for the "tables full" message */
@@ -144,6 +146,10 @@ static inline emu_xfer_rec_t *emu_xfers(emu_shared_t *sh)
 static inline emu_ent_t *emu_ents(emu_shared_t *sh)
 {
     return (emu_ent_t *)(void *)((uint8_t *)sh + sh->ents_off);
+}
+static inline fmpl_emu_time_t *emu_pairs(emu_shared_t *sh)
+{
+    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->pairs_off);
 }
 
 /* emu_clock.c */

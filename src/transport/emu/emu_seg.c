@@ -34,7 +34,11 @@ static void layout(emu_shared_t *h, int size, const fmpl_emu_config_t *c)
     h->xfers_off = off;
     off = round_up(off + (size_t)c->max_xfers * sizeof(emu_xfer_rec_t), 64);
     h->ents_off = off;
-    off = round_up(off + (size_t)c->max_entries * sizeof(emu_ent_t), 4096);
+    off = round_up(off + (size_t)c->max_entries * sizeof(emu_ent_t), 64);
+    h->pairs_off = off;
+    if (c->pair_order)
+        off += (size_t)size * (size_t)size * sizeof(fmpl_emu_time_t);
+    off = round_up(off, 4096);
     h->fabric_off = off;
     h->fabric_len = c->fabric_bytes;
     off = round_up(off + c->fabric_bytes, 4096);
@@ -70,6 +74,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     h->max_entries = c->max_entries;
     h->model = c->model;
     h->packet = c->packet ? c->packet : 4096;
+    h->pair_order = c->pair_order;
     h->lookahead = c->lookahead;
     h->signature = c->signature;
     h->cpu_scale = c->cpu_scale;

@@ -20,23 +20,26 @@
 
 /* ---- the emulated machine's clock (transport.h) ---------------------- */
 
+/* the clock's machine: the transport that set tl->clock says which */
+static inline fmpl_emu_tl_t *clk_et(fmpl_tl_t *tl) { return tl->clock_priv; }
+
 static double clk_now(fmpl_tl_t *tl)
 {
-    return (double)fmpl_emu_now(fmpl_emu_tl_of(tl)->emu) * 1e-12;
+    return (double)fmpl_emu_now(clk_et(tl)->emu) * 1e-12;
 }
 
 static void clk_enter(fmpl_tl_t *tl)
 {
-    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    fmpl_emu_tl_t *et = clk_et(tl);
     if (fmpl_emu_enter(et->emu))
         fmpl_emu_charge(et->emu, fmpl_emu_ps(et->cost.call_ns));
 }
 
-static void clk_exit(fmpl_tl_t *tl) { fmpl_emu_exit(fmpl_emu_tl_of(tl)->emu); }
+static void clk_exit(fmpl_tl_t *tl) { fmpl_emu_exit(clk_et(tl)->emu); }
 
 static int clk_settle(fmpl_tl_t *tl)
 {
-    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    fmpl_emu_tl_t *et = clk_et(tl);
     int n = fmpl_emu_poll(et->emu);
     if (n < 0)
         return 0;
@@ -49,12 +52,12 @@ static int clk_idle(fmpl_tl_t *tl, double deadline)
     /* rounded up, and a picosecond more: at the deadline, fmpl_wtime() -
      * t0 must be >= the caller's timeout, not a rounding short of it */
     fmpl_emu_time_t d = deadline < 0 ? FMPL_EMU_NEVER : (fmpl_emu_time_t)ceil(deadline * 1e12) + 1;
-    return fmpl_emu_idle(fmpl_emu_tl_of(tl)->emu, d);
+    return fmpl_emu_idle(clk_et(tl)->emu, d);
 }
 
 static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
 {
-    fmpl_emu_tl_t *et = fmpl_emu_tl_of(tl);
+    fmpl_emu_tl_t *et = clk_et(tl);
     double ns = 0;
     switch (kind) {
     case FMPL_TL_WORK_COPY: ns = (double)amount * 1e3 / et->cost.copy_mbps; break;
@@ -65,7 +68,7 @@ static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
     fmpl_emu_charge(et->emu, fmpl_emu_ps(ns));
 }
 
-static void clk_finish(fmpl_tl_t *tl) { fmpl_emu_leave_job(fmpl_emu_tl_of(tl)->emu); }
+static void clk_finish(fmpl_tl_t *tl) { fmpl_emu_leave_job(clk_et(tl)->emu); }
 
 static const fmpl_tl_clock_t emu_clock = {
     .now = clk_now, .enter = clk_enter, .exit = clk_exit, .settle = clk_settle,
@@ -85,6 +88,53 @@ void fmpl_emu_tl_record(fmpl_emu_msg_t *m, int idx, unsigned off, const void *ha
     *m = (fmpl_emu_msg_t){ .kind = FMPL_EMU_E_REC, .a = (uint32_t)idx, .b = off,
                            .len = FMPL_EMU_HALF };
     memcpy(m->payload, half, FMPL_EMU_HALF);
+}
+
+static int moved(fmpl_emu_tl_t *et, int peer, int e)
+{
+    if (e == 0)
+        return FMPL_SUCCESS;
+    if (e == -ESRCH) {
+        fmpl_log_err("%s: rank %d (pid %d) is gone", et->areas.name, peer, (int)et->pid[peer]);
+        return FMPL_ERR_PEER;
+    }
+    fmpl_log_err("%s: cannot write rank %d's memory: %s", et->areas.name, peer, strerror(-e));
+    return FMPL_ERR_SYSTEM;
+}
+
+int fmpl_emu_tl_write(fmpl_emu_tl_t *et, int peer, const void *src, size_t len, uint64_t at)
+{
+    if (peer == et->tl->rank) {
+        memmove((void *)(uintptr_t)at, src, len);
+        return FMPL_SUCCESS;
+    }
+    return moved(et, peer, fmpl_cma_copy(et->pid[peer], (void *)src, len, at, 1));
+}
+
+int fmpl_emu_tl_write_blocks(fmpl_emu_tl_t *et, int peer, const void *src, size_t blklen,
+                             size_t nblk, size_t sstride, uint64_t at, size_t dstride)
+{
+    if (peer == et->tl->rank) {
+        const uint8_t *s = src;
+        for (size_t b = 0; b < nblk; b++)
+            memmove((void *)(uintptr_t)(at + b * dstride), s + b * sstride, blklen);
+        return FMPL_SUCCESS;
+    }
+    return moved(et, peer, fmpl_cma_write_blocks(et->pid[peer], src, blklen, nblk, sstride, at,
+                                                 dstride, NULL));
+}
+
+int fmpl_emu_tl_stage(fmpl_emu_tl_t *et, int peer, int idx, unsigned off, const void *rec,
+                      unsigned len, fmpl_emu_msg_t *m)
+{
+    if (off % FMPL_EMU_HALF || off >= FMPL_TL_LINE || len < 8 || len > FMPL_EMU_HALF ||
+        idx < 0 || idx >= et->tl->nidx)
+        return FMPL_ERR_ARG;
+    uint8_t *half = et->staging +
+                    ((size_t)peer * (size_t)et->tl->nidx + (size_t)idx) * FMPL_TL_LINE + off;
+    memcpy(half, rec, len);
+    fmpl_emu_tl_record(m, idx, off, half);
+    return FMPL_SUCCESS;
 }
 
 /* An entry reached us at its modeled time: a record into its line (the
@@ -264,7 +314,8 @@ int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
     size_t lines = (size_t)tl->size * (size_t)tl->nidx;
     et->mbox = aligned_alloc(FMPL_TL_LINE, lines * FMPL_TL_LINE);
     et->pid = calloc((size_t)tl->size, sizeof *et->pid);
-    if (!et->mbox || !et->pid)
+    et->staging = calloc(lines, FMPL_TL_LINE);
+    if (!et->mbox || !et->pid || !et->staging)
         return FMPL_ERR_NOMEM;
     memset(et->mbox, 0, lines * FMPL_TL_LINE);
     /* the area tables first in the fabric's shared bytes, 64-byte aligned */
@@ -293,8 +344,10 @@ int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
         rc = cma_probe(et, cfg->name);
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
-    if (rc == FMPL_SUCCESS)
+    if (rc == FMPL_SUCCESS) {
         tl->clock = cfg->model ? &emu_clock : NULL;
+        tl->clock_priv = et;
+    }
     return rc;
 }
 
@@ -305,6 +358,8 @@ void fmpl_emu_tl_close(fmpl_emu_tl_t *et)
     et->emu = NULL;
     free(et->mbox);
     free(et->pid);
+    free(et->staging);
+    et->staging = NULL;
     et->mbox = NULL;
     et->pid = NULL;
     if (et->tl)

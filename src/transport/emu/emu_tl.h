@@ -4,9 +4,9 @@
  * at their modeled time, the clock behind fmpl_wtime (transport.h's
  * fmpl_tl_clock_t), progress, liveness, the cross-memory-attach probe, and
  * the wait for a kick that must complete.  A fabric (tcw, peach2) keeps
- * its state in a struct that begins with an fmpl_emu_tl_t, and writes
- * only what its machine has of its own: memory, descriptors, topology,
- * costs, hardware collectives.
+ * its state in a struct that begins with a pointer to an fmpl_emu_tl_t,
+ * and writes only what its machine has of its own: descriptors,
+ * topology, costs, hardware collectives.
  */
 #ifndef FMPL_EMU_TL_H
 #define FMPL_EMU_TL_H
@@ -31,6 +31,8 @@ typedef struct fmpl_emu_tl {
     fmpl_emu_t *emu;
     fmpl_emu_costs_t cost;
     uint8_t *mbox;                 /* our matching area: [size][nidx] lines */
+    uint8_t *staging;              /* our lines at the peers as we last wrote them:
+                                      [size][nidx] lines, whichever network wrote */
     pid_t *pid;                    /* [size] */
     int delivered;                 /* entries applied since progress looked */
     fmpl_tl_comp_t sync;           /* kicks that complete before the call returns */
@@ -40,13 +42,16 @@ typedef struct fmpl_emu_tl {
     void (*signal)(struct fmpl_emu_tl *et, const fmpl_emu_msg_t *m);
 } fmpl_emu_tl_t;
 
-static inline fmpl_emu_tl_t *fmpl_emu_tl_of(fmpl_tl_t *tl) { return (fmpl_emu_tl_t *)tl->priv; }
+/* A fabric's state (tl->priv) begins with a pointer to its machine's
+ * glue: the networks of one machine (tca's PEACH2 and InfiniBand) share
+ * one engine, clock, matching area and area tables. */
+static inline fmpl_emu_tl_t *fmpl_emu_tl_of(fmpl_tl_t *tl) { return *(fmpl_emu_tl_t **)tl->priv; }
 
 /* The mailbox and the engine: allocates the matching area, opens the
  * engine (collective) with room for the area tables before the fabric's
  * own shared bytes (et->fabric), makes the matching area region 0,
- * probes cross-memory attach to the next rank, and sets tl->clock when
- * the model is on.  The fabric has set et->tl, et->cost, et->signal and
+ * probes cross-memory attach to the next rank, and sets tl->clock (and
+ * tl->clock_priv) when the model is on.  The fabric has set et->tl, et->cost, et->signal and
  * et->areas' name, what, max, nstatic and window.  An FMPL code, logged. */
 int  fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg);
 void fmpl_emu_tl_close(fmpl_emu_tl_t *et);
@@ -64,6 +69,19 @@ int  fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer);
  * an entry for a transfer (bytes of the half past `len` as `keep` has
  * them: the last record written there). */
 void fmpl_emu_tl_record(fmpl_emu_msg_t *m, int idx, unsigned off, const void *half);
+/* A notify's record as an entry: `rec` into our copy of the half line
+ * (et->staging; bytes past `len` stay what we wrote there last, so the
+ * line keeps them), then as fmpl_emu_tl_record.  FMPL_ERR_ARG for an
+ * offset or length that is not one half line's. */
+int  fmpl_emu_tl_stage(fmpl_emu_tl_t *et, int peer, int idx, unsigned off, const void *rec,
+                       unsigned len, fmpl_emu_msg_t *m);
+/* The bytes of a write, moved at once (emu.h): len bytes from src to the
+ * address `at` in `peer`'s memory (fmpl_emu_area_check's), or nblk
+ * blocks of blklen with strides on both sides.  FMPL_ERR_PEER (logged)
+ * when the peer is gone. */
+int  fmpl_emu_tl_write(fmpl_emu_tl_t *et, int peer, const void *src, size_t len, uint64_t at);
+int  fmpl_emu_tl_write_blocks(fmpl_emu_tl_t *et, int peer, const void *src, size_t blklen,
+                              size_t nblk, size_t sstride, uint64_t at, size_t dstride);
 /* Wait until *comp has nothing pending (progress and liveness as any
  * FMPL wait); its status, or FMPL_ERR_PEER. */
 int  fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer);

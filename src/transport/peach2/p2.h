@@ -109,17 +109,31 @@ void fmpl_p2_link_ps(const p2_ring_t *r, const p2_model_t *m, fmpl_emu_time_t *p
 
 /* ---- the fabric ----------------------------------------------------------- */
 typedef struct fmpl_p2 {
-    fmpl_emu_tl_t et;              /* first: the glue every emulated fabric shares */
+    fmpl_emu_tl_t *et;             /* first: the glue every emulated fabric shares */
+    fmpl_emu_tl_t own;             /* ... ours alone when peach2 runs by itself */
+    int base;                      /* our sub-cluster: ranks base .. base + ring.S - 1 */
     p2_model_t m;
     p2_ring_t ring;
-    fmpl_emu_path_t *route;        /* [size]: the route to each node */
-    int *hops;                     /* [size] */
+    fmpl_emu_path_t *route;        /* [ring.S]: the route to each node of ours */
+    int *hops;                     /* [ring.S] */
     uint8_t *dma_dirty;            /* [size]: a DMA to it since our last ordered record */
-    uint8_t *staging;              /* PIO records' sources: [size][nidx][2] half lines */
     uint64_t pio_stores, dma_kicks, dma_desc, dma_reg;   /* counters (FMPL_VERBOSE) */
 } fmpl_p2_t;
 
 static inline fmpl_p2_t *fmpl_p2_of(fmpl_tl_t *tl) { return (fmpl_p2_t *)tl->priv; }
+
+/* channels a node: 4 DMA channels and the CPU's stores */
+#define FMPL_P2_CHANS_PER_NODE (FMPL_P2_DMA_CHANNELS + 1)
+
+/* p2_ops.c: PEACH2 as the whole machine (peach2) or as one of its
+ * networks (tca).  net_open: our sub-cluster (ranks base .. base + nodes
+ * - 1), the ring, the model, our routes; links are numbered by global
+ * rank (P2_LINKS_PER_NODE a node), channels too (FMPL_P2_CHANS_PER_NODE),
+ * from 0.  The machine `et` is opened by the caller afterwards. */
+int    fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, int nodes);
+void   fmpl_p2_net_close(fmpl_p2_t *t);
+double fmpl_p2_lookahead(const p2_model_t *m);
+void   fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c);
 
 /* p2_dma.c */
 int  fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,

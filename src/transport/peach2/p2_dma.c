@@ -37,8 +37,7 @@
 #include "transport/peach2/p2.h"
 #include "transport/seg.h"
 
-/* channels: per node, 4 DMA channels and the CPU's stores */
-#define CHANS_PER_NODE (FMPL_P2_DMA_CHANNELS + 1)
+#define CHANS_PER_NODE FMPL_P2_CHANS_PER_NODE
 static int chan_dma(const fmpl_tl_t *tl, int peer)
 {
     return tl->rank * CHANS_PER_NODE + peer % FMPL_P2_DMA_CHANNELS;
@@ -51,9 +50,9 @@ static int kick(fmpl_p2_t *t, int chan, int peer, uint64_t wire, double start_ns
 {
     fmpl_emu_xfer_t x = {
         .chan = chan,
-        .ready = fmpl_emu_now(t->et.emu),
+        .ready = fmpl_emu_now(t->et->emu),
         .bytes = wire,
-        .path = t->route[peer],
+        .path = t->route[peer - t->base],
         .dst = rec ? peer : -1,
         .comp = comp,
     };
@@ -67,7 +66,7 @@ static int kick(fmpl_p2_t *t, int chan, int peer, uint64_t wire, double start_ns
     }
     if (rec)
         x.msg = *rec;
-    return fmpl_emu_kick(t->et.emu, &x);
+    return fmpl_emu_kick(t->et->emu, &x);
 }
 
 /* The key covers [key + roff, + len) at `peer`, and its window address
@@ -76,34 +75,13 @@ static uint64_t target(fmpl_p2_t *t, int peer, const fmpl_tl_key_t *key, uint64_
                        size_t len)
 {
     int node = fmpl_p2_node_of(&t->ring, key->addr + roff);
-    if (node != peer) {
+    if (node != peer - t->base) {
         fmpl_log_err("peach2: a write for rank %d at PCIe address 0x%llx, which is %s", peer,
                      (unsigned long long)(key->addr + roff),
                      node < 0 ? "outside the window" : "another node's");
         return 0;
     }
-    return fmpl_emu_area_check(&t->et.areas, peer, key, roff, len);
-}
-
-static int moved(fmpl_p2_t *t, int peer, int e)
-{
-    if (e == 0)
-        return FMPL_SUCCESS;
-    if (e == -ESRCH) {
-        fmpl_log_err("peach2: rank %d (pid %d) is gone", peer, (int)t->et.pid[peer]);
-        return FMPL_ERR_PEER;
-    }
-    fmpl_log_err("peach2: the board cannot write rank %d's memory: %s", peer, strerror(-e));
-    return FMPL_ERR_SYSTEM;
-}
-
-static int copy_to(fmpl_p2_t *t, int peer, const void *src, size_t len, uint64_t at)
-{
-    if (peer == t->et.tl->rank) {
-        memmove((void *)(uintptr_t)at, src, len);
-        return FMPL_SUCCESS;
-    }
-    return moved(t, peer, fmpl_cma_copy(t->et.pid[peer], (void *)src, len, at, 1));
+    return fmpl_emu_area_check(&t->et->areas, peer, key, roff, len);
 }
 
 /* The DMA controller's start for a request of n pieces, `bytes` in all. */
@@ -146,7 +124,7 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
         uint64_t at = target(t, peer, key, iov[i].roff, iov[i].len);
         if (!at)
             return FMPL_ERR_ARG;
-        int rc = copy_to(t, peer, iov[i].src, iov[i].len, at);
+        int rc = fmpl_emu_tl_write(t->et, peer, iov[i].src, iov[i].len, at);
         if (rc != FMPL_SUCCESS)
             return rc;
         total += iov[i].len;
@@ -159,11 +137,11 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
     const p2_model_t *m = &t->m;
     if (pieces == 1 && (double)total <= m->pio_max_bytes && !t->dma_dirty[peer]) {
         /* a few bytes: the CPU stores them */
-        fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->store_ns));
+        fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->store_ns));
         t->pio_stores++;
         return kick(t, chan_pio(tl), peer, fmpl_p2_wire(m, total), m->pio_ns, 0, 0, NULL, NULL);
     }
-    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
+    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->kick_ns));
     int reg = reg_mode(t, chunks, total);
     t->dma_kicks++;
     if (reg)
@@ -207,16 +185,7 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
     uint64_t at = target(t, peer, key, roff, span);
     if (!at)
         return FMPL_ERR_ARG;
-    int rc;
-    if (peer == tl->rank) {
-        const uint8_t *s = src;
-        for (size_t b = 0; b < nblk; b++)
-            memmove((void *)(uintptr_t)(at + b * dstride), s + b * sstride, blklen);
-        rc = FMPL_SUCCESS;
-    } else {
-        rc = moved(t, peer, fmpl_cma_write_blocks(t->et.pid[peer], src, blklen, nblk, sstride,
-                                                  at, dstride, NULL));
-    }
+    int rc = fmpl_emu_tl_write_blocks(t->et, peer, src, blklen, nblk, sstride, at, dstride);
     if (rc != FMPL_SUCCESS)
         return rc;
     /* block-stride descriptors, each for the blocks of one destination
@@ -227,7 +196,7 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
     size_t ndesc = (size_t)(last - first + 1);
     if (ndesc > nblk)
         ndesc = nblk;
-    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(m->kick_ns));
+    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->kick_ns));
     t->dma_kicks++;
     t->dma_desc += ndesc;
     t->dma_dirty[peer] = 1;
@@ -236,23 +205,14 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
                 m->dma_start_ns + m->desc_ns * (double)(ndesc + links), 0, 1, NULL, comp);
 }
 
-static size_t staging_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
-{
-    return (((size_t)peer * (size_t)tl->nidx + (size_t)idx) * 2 + half) * FMPL_EMU_HALF;
-}
-
 int fmpl_p2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     fmpl_p2_t *t = fmpl_p2_of(tl);
-    if (off % FMPL_EMU_HALF || off >= FMPL_TL_LINE || len < 8 || len > FMPL_EMU_HALF)
-        return FMPL_ERR_ARG;
-    /* the record into our copy of the half line (bytes past `len` are
-     * what we wrote there last, so the line keeps them) */
-    uint8_t *half = t->staging + staging_slot(tl, peer, idx, off / FMPL_EMU_HALF);
-    memcpy(half, rec, len);
     fmpl_emu_msg_t m;
-    fmpl_emu_tl_record(&m, idx, off, half);
+    int rc = fmpl_emu_tl_stage(t->et, peer, idx, off, rec, len, &m);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     const p2_model_t *md = &t->m;
     uint64_t wire = fmpl_p2_wire(md, len);
     if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && t->dma_dirty[peer]) {
@@ -260,10 +220,10 @@ int fmpl_p2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *r
         t->dma_dirty[peer] = 0;
         t->dma_kicks++;
         t->dma_reg++;
-        fmpl_emu_charge(t->et.emu, fmpl_emu_ps(md->kick_ns));
+        fmpl_emu_charge(t->et->emu, fmpl_emu_ps(md->kick_ns));
         return kick(t, chan_dma(tl, peer), peer, wire, md->reg_start_ns, 0, 1, &m, comp);
     }
     t->pio_stores++;
-    fmpl_emu_charge(t->et.emu, fmpl_emu_ps(md->store_ns));
+    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(md->store_ns));
     return kick(t, chan_pio(tl), peer, wire, md->pio_ns, 0, 0, &m, NULL);
 }

@@ -16,21 +16,70 @@
 #define P2_MAX_XFERS   65536
 #define P2_MAX_ENTRIES 131072
 
+void fmpl_p2_net_close(fmpl_p2_t *t)
+{
+    if (t->et && t->et->emu)
+        fmpl_log_info("peach2: rank %d: %llu PIO stores, %llu DMA requests (%llu register "
+                      "mode, %llu descriptors)", t->et->tl->rank,
+                      (unsigned long long)t->pio_stores, (unsigned long long)t->dma_kicks,
+                      (unsigned long long)t->dma_reg, (unsigned long long)t->dma_desc);
+    free(t->route);
+    free(t->hops);
+    free(t->dma_dirty);
+    t->route = NULL;
+    t->hops = NULL;
+    t->dma_dirty = NULL;
+}
+
+int fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, int nodes)
+{
+    t->et = et;
+    t->base = base;
+    int rc = fmpl_p2_model_read(&t->m);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_p2_ring_init(&t->ring, nodes);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    size_t n = (size_t)tl->size;
+    t->route = calloc((size_t)nodes, sizeof *t->route);
+    t->hops = calloc((size_t)nodes, sizeof *t->hops);
+    t->dma_dirty = calloc(n, 1);
+    if (!t->route || !t->hops || !t->dma_dirty)
+        return FMPL_ERR_NOMEM;
+    rc = fmpl_p2_routes(&t->ring, &t->m, tl->rank - base, t->route, t->hops);
+    /* the machine numbers links by global rank: ours are node (base + k)'s */
+    for (int d = 0; d < nodes; d++)
+        for (int k = 0; k < t->route[d].n; k++)
+            t->route[d].link[k] += base * P2_LINKS_PER_NODE;
+    return rc;
+}
+
+double fmpl_p2_lookahead(const p2_model_t *m)
+{
+    /* Nothing a kick brings is seen sooner than the least of: a PIO
+     * store into our own memory, a register-mode DMA's completion, a
+     * chained one's - the engine's lookahead (emu.h). */
+    double la = m->pio_ns + m->mem_ns;
+    if (m->reg_start_ns + m->poll_ns < la)
+        la = m->reg_start_ns + m->poll_ns;
+    if (m->dma_start_ns + m->desc_ns + m->poll_ns < la)
+        la = m->dma_start_ns + m->desc_ns + m->poll_ns;
+    return la + m->board_ns;
+}
+
+void fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c)
+{
+    *c = (fmpl_emu_costs_t){ .call_ns = m->call_ns, .recv_done_ns = m->recv_done_ns,
+                             .copy_mbps = m->copy_mbps, .op_mbps = m->op_mbps };
+}
+
 static void p2_close(fmpl_tl_t *tl)
 {
     fmpl_p2_t *t = fmpl_p2_of(tl);
     if (!t)
         return;
-    if (t->et.emu)
-        fmpl_log_info("peach2: rank %d: %llu PIO stores, %llu DMA requests (%llu register "
-                      "mode, %llu descriptors)", tl->rank, (unsigned long long)t->pio_stores,
-                      (unsigned long long)t->dma_kicks, (unsigned long long)t->dma_reg,
-                      (unsigned long long)t->dma_desc);
-    fmpl_emu_tl_close(&t->et);
-    free(t->route);
-    free(t->hops);
-    free(t->dma_dirty);
-    free(t->staging);
+    fmpl_p2_net_close(t);
+    fmpl_emu_tl_close(&t->own);
     free(t);
     tl->priv = NULL;
 }
@@ -46,17 +95,20 @@ static int p2_open(fmpl_tl_t *tl)
     fmpl_p2_t *t = calloc(1, sizeof *t);
     if (!t)
         return FMPL_ERR_NOMEM;
-    t->et.tl = tl;
-    t->et.areas = (fmpl_emu_areas_t){ .name = "peach2", .what = "registered region",
-                                      .max = FMPL_P2_MAX_AREAS,
-                                      .nstatic = FMPL_P2_STATIC_AREAS,
-                                      .win_base = FMPL_P2_WIN_BASE,
-                                      .win_slice = 1ull << FMPL_P2_SLICE_BITS };
     tl->priv = t;
-    int rc = fmpl_p2_model_read(&t->m);
-    if (rc == FMPL_SUCCESS)
-        rc = fmpl_p2_ring_init(&t->ring, tl->size);
+    fmpl_emu_tl_t *et = &t->own;
+    et->tl = tl;
+    et->areas = (fmpl_emu_areas_t){ .name = "peach2", .what = "registered region",
+                                    .max = FMPL_P2_MAX_AREAS,
+                                    .nstatic = FMPL_P2_STATIC_AREAS,
+                                    .win_base = FMPL_P2_WIN_BASE,
+                                    .win_slice = 1ull << FMPL_P2_SLICE_BITS };
+    int rc = fmpl_p2_net_open(t, tl, et, 0, tl->size);
+    fmpl_emu_time_t *ps = calloc((size_t)t->ring.nlinks, sizeof *ps);
+    if (rc == FMPL_SUCCESS && !ps)
+        rc = FMPL_ERR_NOMEM;
     if (rc != FMPL_SUCCESS) {
+        free(ps);
         p2_close(tl);
         return rc;
     }
@@ -64,32 +116,10 @@ static int p2_open(fmpl_tl_t *tl)
      * remote read, no hardware collectives; keys are window addresses */
     tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED;
     tl->max_inline = FMPL_EMU_HALF;
-    t->et.cost = (fmpl_emu_costs_t){ .call_ns = t->m.call_ns, .recv_done_ns = t->m.recv_done_ns,
-                                     .copy_mbps = t->m.copy_mbps, .op_mbps = t->m.op_mbps };
-    size_t n = (size_t)tl->size;
-    t->route = calloc(n, sizeof *t->route);
-    t->hops = calloc(n, sizeof *t->hops);
-    t->dma_dirty = calloc(n, 1);
-    t->staging = calloc(n * (size_t)tl->nidx * 2, FMPL_EMU_HALF);
-    fmpl_emu_time_t *ps = calloc((size_t)t->ring.nlinks, sizeof *ps);
-    if (!t->route || !t->hops || !t->dma_dirty || !t->staging || !ps) {
-        free(ps);
-        p2_close(tl);
-        return FMPL_ERR_NOMEM;
-    }
-    rc = fmpl_p2_routes(&t->ring, &t->m, tl->rank, t->route, t->hops);
-    fmpl_p2_link_ps(&t->ring, &t->m, ps);
-
-    /* Nothing a kick brings is seen sooner than the least of: a PIO
-     * store into our own memory, a register-mode DMA's completion, a
-     * chained one's - the engine's lookahead (emu.h). */
     const p2_model_t *m = &t->m;
-    double la = m->pio_ns + m->mem_ns;
-    if (m->reg_start_ns + m->poll_ns < la)
-        la = m->reg_start_ns + m->poll_ns;
-    if (m->dma_start_ns + m->desc_ns + m->poll_ns < la)
-        la = m->dma_start_ns + m->desc_ns + m->poll_ns;
-    la += m->board_ns;
+    fmpl_p2_costs(m, &et->cost);
+    fmpl_p2_link_ps(&t->ring, m, ps);
+    double la = fmpl_p2_lookahead(m);
     if (m->on && la <= 0) {
         fmpl_log_err("peach2: with the timing model on, BOARD_NS plus the least of PIO_NS + "
                      "MEM_NS, REG_START_NS + POLL_NS and DMA_START_NS + DESC_NS + POLL_NS "
@@ -98,7 +128,7 @@ static int p2_open(fmpl_tl_t *tl)
     }
     uint64_t sig = fmpl_emu_digest(fmpl_emu_digest(0, m, sizeof *m), &t->ring, sizeof t->ring);
     fmpl_emu_config_t cfg = {
-        .name = "peach2", .model = m->on, .nchan = tl->size * (FMPL_P2_DMA_CHANNELS + 1),
+        .name = "peach2", .model = m->on, .nchan = tl->size * FMPL_P2_CHANS_PER_NODE,
         .nlinks = t->ring.nlinks, .link_ps_per_byte = ps,
         .packet = (uint32_t)(m->tlp_payload + m->tlp_overhead),
         .lookahead = fmpl_emu_ps(la), .cpu_scale = m->cpu_scale,
@@ -107,7 +137,7 @@ static int p2_open(fmpl_tl_t *tl)
         .signature = sig, .settings = "FMPL_TCA_*",
     };
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_emu_tl_open(&t->et, &cfg);
+        rc = fmpl_emu_tl_open(et, &cfg);
     free(ps);
     if (rc != FMPL_SUCCESS) {
         p2_close(tl);

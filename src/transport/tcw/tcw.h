@@ -116,7 +116,8 @@ typedef struct tcw_hw_shared {
 /* The fabric's shared area (after emu_tl's area tables): tcw_hw_shared_t
  * and its cards. */
 typedef struct fmpl_tcw {
-    fmpl_emu_tl_t et;              /* first: the glue every emulated fabric shares */
+    fmpl_emu_tl_t *et;             /* first: the glue every emulated fabric shares */
+    fmpl_emu_tl_t own;             /* ... which is ours alone: et points here */
     tcw_model_t m;
     tcw_xbar_t x;
     tcw_hw_shared_t *hw;           /* shared */

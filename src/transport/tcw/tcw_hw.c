@@ -22,6 +22,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "fmpl.h"
@@ -52,13 +53,14 @@ static void post_all(fmpl_tcw_t *t, int type, int colour, uint64_t gen, int32_t 
     memcpy(m.payload, &gen, sizeof gen);
     memcpy(m.payload + 8, &colour, sizeof colour);
     memcpy(m.payload + 12, &verdict, sizeof verdict);
-    for (int r = 0; r < t->et.tl->size; r++)
-        fmpl_emu_post_locked(t->et.emu, r, when, &m);
+    for (int r = 0; r < t->et->tl->size; r++)
+        fmpl_emu_post_locked(t->et->emu, r, when, &m);
 }
 
 void fmpl_tcw_hw_signal(fmpl_emu_tl_t *et, const fmpl_emu_msg_t *m)
 {
-    fmpl_tcw_t *t = (fmpl_tcw_t *)et;
+    /* the machine is the fabric's own (tcw.h) */
+    fmpl_tcw_t *t = (fmpl_tcw_t *)(void *)((char *)et - offsetof(fmpl_tcw_t, own));
     uint64_t gen;
     int32_t colour, verdict;
     memcpy(&gen, m->payload, sizeof gen);
@@ -78,11 +80,11 @@ void fmpl_tcw_hw_signal(fmpl_emu_tl_t *et, const fmpl_emu_msg_t *m)
 static uint64_t arrive_locked(fmpl_tcw_t *t, int colour, int *last, fmpl_emu_time_t *latest)
 {
     typeof(t->hw->bar[0]) *b = &t->hw->bar[colour];
-    fmpl_emu_time_t now = fmpl_emu_now(t->et.emu);
+    fmpl_emu_time_t now = fmpl_emu_now(t->et->emu);
     uint64_t want = b->gen + 1;
     if (b->arrived == 0 || now > b->latest)
         b->latest = now;
-    *last = ++b->arrived == t->et.tl->size;
+    *last = ++b->arrived == t->et->tl->size;
     *latest = b->latest;
     if (*last) {
         b->arrived = 0;
@@ -97,15 +99,15 @@ int fmpl_tcw_barrier_colour(fmpl_tcw_t *t, int colour, fmpl_tl_coll_t *st)
         return FMPL_ERR_ARG;
     if (!st->started) {
         st->started = 1;
-        fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.kick_ns));
-        fmpl_emu_lock(t->et.emu);
+        fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.kick_ns));
+        fmpl_emu_lock(t->et->emu);
         int last;
         fmpl_emu_time_t latest;
         st->base = arrive_locked(t, colour, &last, &latest);
         if (last)
             post_all(t, TCW_SIG_BAR, colour, st->base, FMPL_SUCCESS,
                      latest + fmpl_tcw_ps(t->m.hwbar_ns));
-        fmpl_emu_unlock(t->et.emu);
+        fmpl_emu_unlock(t->et->emu);
     }
     return t->bar_done[colour] >= st->base;
 }
@@ -119,7 +121,7 @@ int fmpl_tcw_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
  * verdict, and why not in a->why. */
 static int32_t judge(fmpl_tcw_t *t, hw_all_t *a)
 {
-    int n = t->et.tl->size;
+    int n = t->et->tl->size;
     const tcw_hb_card_t *root = &a->card[a->card[0].root];
     for (int r = 0; r < n; r++) {
         const tcw_hb_card_t *c = &a->card[r];
@@ -152,21 +154,21 @@ static int32_t judge(fmpl_tcw_t *t, hw_all_t *a)
  * to arrive: every buffer is waiting).  Returns an FMPL code. */
 static int32_t move_bytes(fmpl_tcw_t *t, hw_all_t *a)
 {
-    int n = t->et.tl->size, me = t->et.tl->rank, root = a->card[0].root;
+    int n = t->et->tl->size, me = t->et->tl->rank, root = a->card[0].root;
     size_t len = a->card[root].len;
     uint8_t *tmp = me == root ? (uint8_t *)(uintptr_t)a->card[root].addr : malloc(len);
     if (!tmp)
         return FMPL_ERR_NOMEM;
     int e = 0;
     if (me != root)
-        e = fmpl_cma_copy(t->et.pid[root], tmp, len, a->card[root].addr, 0);
+        e = fmpl_cma_copy(t->et->pid[root], tmp, len, a->card[root].addr, 0);
     for (int r = 0; r < n && e == 0; r++) {
         if (r == root)
             continue;
         if (r == me)
             memcpy((void *)(uintptr_t)a->card[r].addr, tmp, len);
         else
-            e = fmpl_cma_copy(t->et.pid[r], tmp, len, a->card[r].addr, 1);
+            e = fmpl_cma_copy(t->et->pid[r], tmp, len, a->card[r].addr, 1);
     }
     if (me != root)
         free(tmp);
@@ -189,10 +191,10 @@ int fmpl_tcw_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
         }
         st->started = 1;
         tcw_hb_card_t card = { .addr = (uint64_t)(uintptr_t)buf, .len = len, .root = root };
-        card.area = fmpl_emu_area_static(&t->et.areas, buf, len, &card.off);
+        card.area = fmpl_emu_area_static(&t->et->areas, buf, len, &card.off);
         /* the check: our card out, a colour-1 barrier back */
-        fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.kick_ns));
-        fmpl_emu_lock(t->et.emu);
+        fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.kick_ns));
+        fmpl_emu_lock(t->et->emu);
         hw_all_t *a = all(t);
         a->card[tl->rank] = card;
         int last;
@@ -213,7 +215,7 @@ int fmpl_tcw_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
             }
             post_all(t, TCW_SIG_HBCAST, FMPL_TCW_COLOUR_HBCAST, st->base, verdict, when);
         }
-        fmpl_emu_unlock(t->et.emu);
+        fmpl_emu_unlock(t->et->emu);
     }
     if (t->hb_done < st->base)
         return 0;

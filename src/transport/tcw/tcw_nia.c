@@ -38,7 +38,7 @@ static size_t mbox_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
 
 int fmpl_tcw_tcw_init(fmpl_tcw_t *t)
 {
-    fmpl_tl_t *tl = t->et.tl;
+    fmpl_tl_t *tl = t->et->tl;
     size_t n = (size_t)tl->size * (size_t)tl->nidx * 2;
     t->mbox_tcw = calloc(n, sizeof *t->mbox_tcw);
     t->staging = calloc(n, FMPL_TCW_HALF);
@@ -72,8 +72,8 @@ static int nia_start(fmpl_tcw_t *t, const tcw_word_t *w, const fmpl_emu_msg_t *r
                      fmpl_tl_comp_t *comp)
 {
     fmpl_emu_xfer_t x = {
-        .chan = fmpl_tcw_node(&t->x, t->et.tl->rank),
-        .ready = fmpl_emu_now(t->et.emu),
+        .chan = fmpl_tcw_node(&t->x, t->et->tl->rank),
+        .ready = fmpl_emu_now(t->et->emu),
         .bytes = w->size,
         .path = t->route[w->dst],
         .dst = rec ? w->dst : -1,
@@ -81,7 +81,7 @@ static int nia_start(fmpl_tcw_t *t, const tcw_word_t *w, const fmpl_emu_msg_t *r
     };
     if (rec)
         x.msg = *rec;
-    return fmpl_emu_kick(t->et.emu, &x);
+    return fmpl_emu_kick(t->et->emu, &x);
 }
 
 int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
@@ -90,18 +90,18 @@ int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (len == 0)
         return FMPL_SUCCESS;
-    uint64_t at = fmpl_emu_area_check(&t->et.areas, peer, key, roff, len);
+    uint64_t at = fmpl_emu_area_check(&t->et->areas, peer, key, roff, len);
     if (!at)
         return FMPL_ERR_ARG;
     /* a data transfer modifies its TCW, then kicks it (Table 1) */
-    fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.modify_ns + t->m.kick_ns));
+    fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.modify_ns + t->m.kick_ns));
     tcw_word_t *w = &t->data_tcw[peer];
     *w = (tcw_word_t){ .src = (uint64_t)(uintptr_t)src, .size = len, .dst = peer,
                        .area = key->id, .off = at - key->addr + roff };
     int e = peer == tl->rank ? (memcpy((void *)(uintptr_t)at, src, len), 0)
-                             : fmpl_cma_copy(t->et.pid[peer], (void *)src, len, at, 1);
+                             : fmpl_cma_copy(t->et->pid[peer], (void *)src, len, at, 1);
     if (e == -ESRCH) {
-        fmpl_log_err("tcw: rank %d (pid %d) is gone", peer, (int)t->et.pid[peer]);
+        fmpl_log_err("tcw: rank %d (pid %d) is gone", peer, (int)t->et->pid[peer]);
         return FMPL_ERR_PEER;
     }
     if (e != 0) {
@@ -125,7 +125,7 @@ int fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
      * past `len` are what this TCW wrote last time, so the line keeps them */
     uint8_t *staging = (uint8_t *)(uintptr_t)w->src;
     memcpy(staging, rec, len);
-    fmpl_emu_charge(t->et.emu, fmpl_tcw_ps(t->m.kick_ns));
+    fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.kick_ns));
     fmpl_emu_msg_t m;
     fmpl_emu_tl_record(&m, idx, off, staging);
     if (comp || !t->m.on)
@@ -134,9 +134,9 @@ int fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
      * paper's receive waited for its header (Table 1: header send 6.1 us).
      * The counter is ours, not the stack's: a wait that ends early (a dead
      * peer) leaves its completion to come, into a counter that lives on. */
-    t->et.sync.status = FMPL_SUCCESS;
-    int rc = nia_start(t, w, &m, &t->et.sync);
+    t->et->sync.status = FMPL_SUCCESS;
+    int rc = nia_start(t, w, &m, &t->et->sync);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_emu_tl_wait_comp(&t->et, &t->et.sync, peer);
+        rc = fmpl_emu_tl_wait_comp(t->et, &t->et->sync, peer);
     return rc;
 }

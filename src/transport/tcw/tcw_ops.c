@@ -22,7 +22,7 @@ static void tcw_close(fmpl_tl_t *tl)
     if (!t)
         return;
     fmpl_tcw_tcw_fini(t);
-    fmpl_emu_tl_close(&t->et);
+    fmpl_emu_tl_close(t->et);
     free(t->route);
     free(t);
     tl->priv = NULL;
@@ -33,9 +33,10 @@ static int tcw_open(fmpl_tl_t *tl)
     fmpl_tcw_t *t = calloc(1, sizeof *t);
     if (!t)
         return FMPL_ERR_NOMEM;
-    t->et.tl = tl;
-    t->et.signal = fmpl_tcw_hw_signal;
-    t->et.areas = (fmpl_emu_areas_t){ .name = "tcw", .what = "remote-DMA area",
+    t->et = &t->own;
+    t->et->tl = tl;
+    t->et->signal = fmpl_tcw_hw_signal;
+    t->et->areas = (fmpl_emu_areas_t){ .name = "tcw", .what = "remote-DMA area",
                                       .max = FMPL_TCW_MAX_AREAS,
                                       .nstatic = FMPL_TCW_STATIC_AREAS };
     tl->priv = t;
@@ -52,7 +53,7 @@ static int tcw_open(fmpl_tl_t *tl)
                (fmpl_tcw_hw_refusal(&t->x) ? 0 : FMPL_TL_CAP_HW_BARRIER);
     tl->max_inline = FMPL_TCW_HALF;
 
-    t->et.cost = (fmpl_emu_costs_t){ .call_ns = t->m.call_ns, .recv_done_ns = t->m.recv_done_ns,
+    t->et->cost = (fmpl_emu_costs_t){ .call_ns = t->m.call_ns, .recv_done_ns = t->m.recv_done_ns,
                                      .copy_mbps = t->m.copy_mbps, .op_mbps = t->m.op_mbps };
     t->route = calloc((size_t)tl->size, sizeof *t->route);
     fmpl_emu_time_t *ps = calloc((size_t)t->x.nlinks, sizeof *ps);
@@ -88,10 +89,10 @@ static int tcw_open(fmpl_tl_t *tl)
         rc = FMPL_ERR_ARG;
     }
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_emu_tl_open(&t->et, &cfg);
+        rc = fmpl_emu_tl_open(t->et, &cfg);
     free(ps);
     if (rc == FMPL_SUCCESS)
-        t->hw = t->et.fabric;
+        t->hw = t->et->fabric;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_tcw_tcw_init(t);
     if (rc != FMPL_SUCCESS) {
