@@ -44,7 +44,7 @@ endif
 # it (src/transport/ofi/ofi_lib.c says why).
 ifneq ($(shell pkg-config --exists libfabric 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
-OFI_SRC := $(wildcard src/transport/ofi/*.c src/transport/route/*.c)
+OFI_SRC := $(wildcard src/transport/ofi/*.c) src/transport/route/route.c
 OFI_LIBS := -ldl
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm
@@ -52,7 +52,8 @@ LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm
 LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
                       src/transport/tcw/*.c src/transport/peach2/*.c \
-                      src/fortran/*.c) $(OFI_SRC)
+                      src/transport/ib/*.c src/transport/tca/*.c \
+                      src/transport/route/route_core.c src/fortran/*.c) $(OFI_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
 

@@ -29,7 +29,9 @@
  * placement, so a run on the same hosts repeats itself.
  *
  * Only where a host's members are near each other: when the transport
- * reaches them through shared memory (FMPL_TL_CAP_HOST_NEAR: shm, route).
+ * reaches them through shared memory (FMPL_TL_CAP_GROUP_NEAR: shm, route),
+ * or through PEACH2 (tca: a "host" here is a sub-cluster, tl->group, and
+ * the leaders talk over InfiniBand - seeds/000 5.3's hybrid broadcast).
  * Where every peer costs the same (FMPL_TRANSPORT=ofi across hosts: tcp
  * to the next namespace or to the rank beside us), the three steps are
  * one trip more than the flat algorithms' and the flat ones run.
@@ -68,9 +70,9 @@ static fmpl_comm_rec_t group(int *ranks, int n, int me, int idx)
 static int build(fmpl_comm_rec_t *c)
 {
     const fmpl_tl_t *tl = &fmpl_g.tl;
-    if (!(tl->caps & FMPL_TL_CAP_HOST_NEAR))
+    if (!(tl->caps & FMPL_TL_CAP_GROUP_NEAR))
         return FMPL_SUCCESS;       /* flat */
-    int nh = tl->nhosts, mine = tl->host[c->ranks[c->rank]];
+    int nh = tl->ngroups, mine = tl->group[c->ranks[c->rank]];
     fmpl_hier_t *h = calloc(1, sizeof *h);
     int *count = calloc((size_t)nh, sizeof *count);
     if (!h || !count) {
@@ -80,7 +82,7 @@ static int build(fmpl_comm_rec_t *c)
     }
     int hosts = 0, crowded = 0;
     for (int i = 0; i < c->size; i++) {
-        int k = tl->host[c->ranks[i]];
+        int k = tl->group[c->ranks[i]];
         hosts += count[k] == 0;
         crowded |= ++count[k] > 1;
     }
@@ -102,7 +104,7 @@ static int build(fmpl_comm_rec_t *c)
     for (int k = 0; k < nh; k++)
         h->leader_of_host[k] = -1;
     for (int i = 0; i < c->size; i++) {
-        int w = c->ranks[i], k = tl->host[w];
+        int w = c->ranks[i], k = tl->group[w];
         if (h->leader_of_host[k] < 0) {
             h->leader_of_host[k] = nl;
             if (i == c->rank)
@@ -160,7 +162,7 @@ int fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h)
 int fmpl_hier_bcast(fmpl_comm_rec_t *c, fmpl_hier_t *h, void *buf, size_t size, int root)
 {
     const fmpl_tl_t *tl = &fmpl_g.tl;
-    int rhost = tl->host[c->ranks[root]], mine = tl->host[c->ranks[c->rank]];
+    int rhost = tl->group[c->ranks[root]], mine = tl->group[c->ranks[c->rank]];
     int rc = FMPL_SUCCESS;
     if (rhost == mine) {
         int nroot = 0;

@@ -70,9 +70,10 @@
 #define FMPL_TL_CAP_GET        (1u << 5)  /* get (remote read) works */
 #define FMPL_TL_CAP_VADDR      (1u << 6)  /* a key of ordinary memory has the
                                              buffer's virtual address in addr */
-#define FMPL_TL_CAP_HOST_NEAR  (1u << 7)  /* peers on our host are reached
-                                             through shared memory, far cheaper
-                                             than peers on other hosts */
+#define FMPL_TL_CAP_GROUP_NEAR (1u << 7)  /* ranks of one near group (tl->group:
+                                             a host over shared memory, a PEACH2
+                                             sub-cluster) reach each other far
+                                             cheaper than other ranks */
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
@@ -216,6 +217,10 @@ struct fmpl_tl {
      * kernel_any: some peer is; kernel_peer[size]: which (NULL: all). */
     int kernel_any;
     const uint8_t *kernel_peer;
+    /* Set by open with FMPL_TL_CAP_GROUP_NEAR: group[r] numbers rank r's
+     * near group (0 .. ngroups - 1, in order of first appearance). */
+    const int *group;
+    int ngroups;
     /* Set by open when the transport emulates another machine's time. */
     const fmpl_tl_clock_t *clock;
     void *clock_priv;              /* the clock's own state */
@@ -252,6 +257,8 @@ extern const fmpl_tl_ops_t fmpl_shm_ops;
 extern const fmpl_tl_ops_t fmpl_tcw_ops;   /* the SR8000, emulated: FMPL_TRANSPORT=tcw */
 extern const fmpl_tl_ops_t fmpl_peach2_ops; /* a PEACH2 sub-cluster, emulated:
                                               FMPL_TRANSPORT=peach2 */
+extern const fmpl_tl_ops_t fmpl_tca_ops;   /* HA-PACS/TCA, emulated: PEACH2 sub-clusters
+                                              and InfiniBand, FMPL_TRANSPORT=tca */
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */

@@ -28,7 +28,9 @@ static int shm_open_(fmpl_tl_t *tl)
     tl->priv = s;
     tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
                FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST |
-               FMPL_TL_CAP_HOST_NEAR;
+               FMPL_TL_CAP_GROUP_NEAR;
+    tl->group = tl->host;          /* near groups: hosts */
+    tl->ngroups = tl->nhosts;
     tl->max_inline = FMPL_SHM_REC_MAX;
 
     const char *e = getenv("FMPL_SHM_CMA");
