@@ -10,6 +10,8 @@
  *   FMPL_TRANSPORT=shm|ofi|route     that one, for every peer
  *   FMPL_TRANSPORT=tcw               the emulated SR8000 (every rank a node)
  *   FMPL_TRANSPORT=peach2            an emulated PEACH2 sub-cluster (up to 16 nodes)
+ *   FMPL_TRANSPORT=tca               emulated HA-PACS/TCA: PEACH2 sub-clusters
+ *                                    and InfiniBand, routed per peer and size
  * The decision is a function of what every rank published, so every rank
  * makes the same one (the transports' start-ups are collective).
  */
@@ -29,6 +31,7 @@
 #define HOST_MAX 256
 
 static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops, &fmpl_peach2_ops,
+                                                &fmpl_tca_ops,
 #ifdef FMPL_HAVE_OFI
                                                 &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
@@ -39,7 +42,8 @@ static const fmpl_tl_ops_t *by_name(const char *want)
     for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
         if (strcmp(all_ops[i]->name, want) == 0)
             return all_ops[i];
-    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2%s)", want,
+    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2, tca%s)",
+                 want,
 #ifdef FMPL_HAVE_OFI
                  ", ofi, route"
 #else

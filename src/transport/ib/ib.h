@@ -1,0 +1,73 @@
+/*
+ * ib.h - InfiniBand between the nodes of HA-PACS/TCA, emulated (private
+ * to src/transport/ib/; the tca transport is its one user).
+ *
+ * What the hybrid paper (seeds/000, 2.2 and 4) describes, and where it is:
+ *  - every node has one QDR 4x port (the paper measured one of the two
+ *    rails) on ONE flat switch: a route is the node's link into the
+ *    switch and the destination's link out of it (ib_net.c);
+ *  - the HCA (Mellanox ConnectX-3) executes RDMA WRITE work requests of
+ *    reliable-connected queue pairs: a put is one write (a list, one per
+ *    piece; block-stride has no hardware support: one write a block, or
+ *    the layers above pack), a mailbox record is a small INLINE write
+ *    after the data on the same queue pair, which InfiniBand executes in
+ *    order (ib_rdma.c);
+ *  - a write is complete at its source when the responder's ACK is back.
+ * The model's parameters, their defaults and their sources: ib_model.c.
+ */
+#ifndef FMPL_IB_H
+#define FMPL_IB_H
+
+#include <stdint.h>
+
+#include "transport/emu/emu.h"
+#include "transport/emu/emu_tl.h"
+#include "transport/transport.h"
+
+#define FMPL_IB_QPS 4              /* send engines an HCA: peer mod 4 */
+#define FMPL_IB_LINKS_PER_NODE 2   /* into the switch, out of it */
+
+typedef struct ib_model {
+    int on;                        /* the machine's model (FMPL_TCA_MODEL) */
+    double link_mbps, mtu, header;
+    double post_ns, wqe_ns, hca_ns, wr_ns, switch_ns, mem_ns, ack_ns;
+} ib_model_t;
+
+/* ib_model.c: FMPL_TCA_IB_<NAME> */
+int  fmpl_ib_model_read(ib_model_t *m, int on);
+void fmpl_ib_model_log(const ib_model_t *m);
+/* bytes on the wire for a payload of len: its packets' headers included */
+uint64_t fmpl_ib_wire(const ib_model_t *m, uint64_t len);
+/* least time from a kick to anything it brings (the engine's lookahead) */
+double fmpl_ib_lookahead(const ib_model_t *m);
+
+typedef struct fmpl_ib {
+    fmpl_emu_tl_t *et;             /* first: the machine this network is part of */
+    ib_model_t m;
+    int link0, chan0;              /* our links and channels in the machine */
+    fmpl_emu_path_t *route;        /* [size] */
+    uint64_t writes, wrs;          /* counters (FMPL_VERBOSE) */
+} fmpl_ib_t;
+
+static inline fmpl_ib_t *fmpl_ib_of(fmpl_tl_t *tl) { return (fmpl_ib_t *)tl->priv; }
+
+/* ib_net.c: the network of a machine `et` whose links start at link0 and
+ * channels at chan0 (FMPL_IB_LINKS_PER_NODE and FMPL_IB_QPS a node);
+ * ps[] gets our links' speeds. */
+int  fmpl_ib_net_open(fmpl_ib_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int on, int link0,
+                      int chan0);
+void fmpl_ib_net_close(fmpl_ib_t *t);
+void fmpl_ib_link_ps(const fmpl_ib_t *t, int size, fmpl_emu_time_t *ps);
+
+/* ib_rdma.c: the ops */
+int  fmpl_ib_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_ib_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                     const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
+int  fmpl_ib_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
+                         size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
+                         size_t dstride, fmpl_tl_comp_t *comp);
+int  fmpl_ib_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
+
+#endif
