@@ -261,7 +261,8 @@ START_TEST(test_layout_mismatch)
     char cmd[PATH_MAX + 128], left[1024];
     /* on an emulated fabric the same: one rank emulates another machine */
     const char *t = getenv("FMPL_TRANSPORT");
-    int tcw = t && strcmp(t, "tcw") == 0, p2 = t && strcmp(t, "peach2") == 0;
+    int tcw = t && strcmp(t, "tcw") == 0;
+    int p2 = t && (strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0);
     const char *var = tcw ? "FMPL_TCW_XBAR_NS=1500" : p2 ? "FMPL_TCA_HOP_NS=400"
                                                         : "FMPL_SHM_FIFO=512K";
     const char *said = tcw ? "the FMPL_TCW_* settings differ between the ranks"

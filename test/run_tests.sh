@@ -9,12 +9,13 @@
 #      (libfabric's tcp provider; check_p2p also on its shm provider), and
 #      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
 #      host name of their own (route transport, node-leader collectives);
-#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw) and the emulated
-#      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2), each with its timing
+#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
+#      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
+#      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
 #      model (check_errors too) and without;
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
-#      the one-process residual), also on tcw and peach2, and Himeno on
+#      the one-process residual), also on tcw, peach2 and tca, and Himeno on
 #      16 tcw nodes;
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
@@ -197,6 +198,30 @@ for t in check_p2p check_coll check_blacs; do
     run_check "peach2_nomodel_$t" "test/$t" FMPL_TRANSPORT=peach2 FMPL_TCA_MODEL=0
 done
 
+# ---- 1e. ... and on emulated HA-PACS/TCA: PEACH2 and InfiniBand ------------
+# FMPL_TRANSPORT=tca: sub-clusters of 2 nodes (so a 4-rank job has near
+# and far peers), contiguous writes above 4 KiB to near peers on
+# InfiniBand (so the suites' messages take both networks, and a peer's
+# records follow its data across them); InfiniBand alone; and the model
+# off with sub-clusters of 3.  test/check_tca tests what only tca has.
+TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
+for t in check_p2p check_coll check_blacs check_errors; do
+    [ -x "test/$t" ] || continue
+    selected "tca_$t" "$@" || continue
+    run_check "tca_$t" "test/$t" $TCA
+done
+for t in check_p2p check_coll; do
+    [ -x "test/$t" ] || continue
+    selected "tca_ib_$t" "$@" || continue
+    run_check "tca_ib_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
+done
+for t in check_p2p check_coll check_blacs; do
+    [ -x "test/$t" ] || continue
+    selected "tca_nomodel_$t" "$@" || continue
+    run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
+        FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
+done
+
 # ---- 2. Fortran --------------------------------------------------------
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
     run_step fortran_pingpong 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
@@ -213,6 +238,9 @@ fi
 # on the 16 nodes of the 2 x 8 partition (its modeled time per iteration)
 if [ -x examples/himeno ] && selected himeno_peach2 "$@"; then
     run_step himeno_peach2 120 env FMPL_TRANSPORT=peach2 test/himeno_test.sh
+fi
+if [ -x examples/himeno ] && selected himeno_tca "$@"; then
+    run_step himeno_tca 120 env FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 test/himeno_test.sh
 fi
 if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
     run_step himeno_tcw 120 env FMPL_TRANSPORT=tcw test/himeno_test.sh

@@ -353,15 +353,16 @@ static PROG_UNUSED int prog_on_shm(void)
  * cross-memory attach, and they cannot read remotely. */
 static PROG_UNUSED int prog_emulated_fabric(const char *t)
 {
-    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0);
+    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0);
 }
 
 /* Does the transport put block-stride faces without packing (shm's
- * copies; PEACH2's block-stride DMA descriptors)? */
+ * copies; PEACH2's block-stride DMA descriptors, which tca uses inside a
+ * sub-cluster - and a write a block over InfiniBand)? */
 static PROG_UNUSED int prog_strided_puts(void)
 {
     const char *t = fmpl_transport();
-    return prog_on_shm() || (t && strcmp(t, "peach2") == 0);
+    return prog_on_shm() || (t && (strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0));
 }
 
 /* Does fmpl_hbcast of `size` bytes succeed on ordinary (malloc) memory?

@@ -1,0 +1,245 @@
+/*
+ * check_tca - what only emulated HA-PACS/TCA (FMPL_TRANSPORT=tca) has:
+ * two networks, PEACH2 inside sub-clusters and InfiniBand everywhere, and
+ * the choice between them.  (The point-to-point, collective, BLACS and
+ * error suites run on it too: test/run_tests.sh runs them with
+ * FMPL_TRANSPORT=tca, sub-clusters of 2, with the timing model and
+ * without, and with InfiniBand alone.)
+ *
+ *   routing      FMPL_VERBOSE=1 jobs, each rank's count of what each
+ *                network carried: near peers' small writes and records on
+ *                PEACH2, their large writes on InfiniBand (hybrid), every
+ *                write on one network (FMPL_TCA_ROUTE=peach2 or ib), far
+ *                peers always on InfiniBand (sub-clusters of 1), and the
+ *                halo exchange's block-stride faces on PEACH2 inside a
+ *                sub-cluster, on InfiniBand between sub-clusters
+ *   determinism  bench/latency on tca: the same modeled times twice
+ *   figure       bench/latency, PEACH2 alone against InfiniBand alone: the
+ *                hybrid paper's Fig. 4 - PEACH2 faster up to 512 KB,
+ *                InfiniBand from 1 MB (modeled times: exact, not timed)
+ *   settings     bad FMPL_TCA_SUBCLUSTER, _ROUTE, _SWITCH_BYTES, _IB_*
+ *                values: fmpl_init fails with a message naming the
+ *                setting, nobody hangs
+ */
+#include "fmpl.h"
+#include "testlib.h"
+
+#define JOB_TIMEOUT tl_job_timeout(120)
+#define CK_TIMEOUT (JOB_TIMEOUT + 60)
+
+#define TCA "FMPL_TRANSPORT=tca FMPL_VERBOSE=1"
+
+/* ---- routing ------------------------------------------------------------------ */
+
+/* The counts rank `rank` logged for network `net` ("PEACH2",
+ * "InfiniBand"): puts, block-stride puts, list puts, records; 0 if the
+ * line is missing. */
+static int carried(const job_t *j, int rank, const char *net, long c[4])
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "tca: rank %d: %s carried ", rank, net);
+    const char *l = j->out ? strstr(j->out, pat) : NULL;
+    if (!l)
+        return 0;
+    return sscanf(l + strlen(pat), "%ld puts, %ld block-stride puts, %ld list puts, %ld records",
+                  &c[0], &c[1], &c[2], &c[3]) == 4;
+}
+
+enum { ANY = -1, NONE = 0, SOME = 1 };
+
+static const struct route_spec {
+    int np;
+    const char *env, *prog, *args[10];
+    /* rank 0's expectations: PEACH2 puts, block-stride, records; InfiniBand
+     * puts, block-stride, records (ANY, NONE, SOME) */
+    int p2[3], ib[3];
+} route_specs[] = {
+    /* two near nodes, writes above 4 KiB on InfiniBand */
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096", "pingpong",
+     {"-m", "65536", NULL}, {SOME, NONE, SOME}, {SOME, NONE, SOME}},
+    /* the same, every write under 1 MiB on PEACH2 (the default 512 KB) */
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2", "pingpong", {"-m", "65536", NULL},
+     {SOME, NONE, SOME}, {NONE, NONE, NONE}},
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib", "pingpong", {"-m", "65536", NULL},
+     {NONE, NONE, NONE}, {SOME, NONE, SOME}},
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=peach2 FMPL_TCA_SWITCH_BYTES=0", "pingpong",
+     {"-m", "65536", NULL}, {SOME, NONE, SOME}, {NONE, NONE, NONE}},
+    /* sub-clusters of one: every peer far */
+    {2, TCA " FMPL_TCA_SUBCLUSTER=1 FMPL_TCA_ROUTE=peach2", "pingpong", {"-m", "65536", NULL},
+     {NONE, NONE, NONE}, {SOME, NONE, SOME}},
+    /* a 2 x 2 x 1 halo whose faces in x and y are block-stride (-K TTS),
+     * sub-clusters of 2 (ranks 0-1, 2-3): block-stride faces to the near
+     * neighbour on PEACH2, to the far one on InfiniBand */
+    {4, TCA " FMPL_TCA_SUBCLUSTER=2", "coll_halo",
+     {"-g", "2x2x1", "-e", "1", "-n", "6x6x300", "-K", "TTS", NULL},
+     {ANY, SOME, SOME}, {ANY, SOME, SOME}},
+};
+
+START_TEST(test_routing)
+{
+    const struct route_spec *s = &route_specs[_i];
+    job_t j;
+    char desc[256];
+    tl_describe(desc, sizeof desc, s->env, s->np, s->prog, s->args);
+    int st = run_jobv(&j, s->np, s->env, JOB_TIMEOUT, s->prog, s->args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st == 0, "%s: status %d:\n%s", desc, st, job_tail(&j, 3000));
+    long p2[4], ib[4];
+    ck_assert_msg(carried(&j, 0, "PEACH2", p2) && carried(&j, 0, "InfiniBand", ib),
+                  "%s: no counts from rank 0:\n%s", desc, job_tail(&j, 3000));
+    const int col[3] = {0, 1, 3};
+    const char *what[3] = {"puts", "block-stride puts", "records"};
+    for (int k = 0; k < 3; k++) {
+        long got[2] = {p2[col[k]], ib[col[k]]};
+        int want[2] = {s->p2[k], s->ib[k]};
+        for (int n = 0; n < 2; n++) {
+            if (want[n] == ANY)
+                continue;
+            ck_assert_msg(want[n] == SOME ? got[n] > 0 : got[n] == 0,
+                          "%s: %s carried %ld %s, expected %s:\n%s", desc,
+                          n ? "InfiniBand" : "PEACH2", got[n], what[k],
+                          want[n] == SOME ? "some" : "none", job_tail(&j, 3000));
+        }
+    }
+    job_free(&j);
+}
+END_TEST
+
+/* ---- bench/latency's modeled times ------------------------------------------ */
+
+/* bench/latency's "size time bandwidth" rows, as text */
+static void latency_rows(const char *env, const char *max, char *out, size_t cap)
+{
+    job_t j;
+    char desc[256];
+    snprintf(desc, sizeof desc, "%s fmplrun -n 2 bench/latency -m %s", env, max);
+    int st = run_cmd(&j, env, JOB_TIMEOUT + 30, "bin/fmplrun", "-n", "2", "-t", "240",
+                     tl_path("bench/latency"), "-m", max, NULL);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st == 0, "%s: status %d:\n%s", desc, st, job_tail(&j, 2000));
+    out[0] = 0;
+    for (const char *l = j.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (*l < '0' || *l > '9')
+            continue;
+        size_t n = strcspn(l, "\n") + 1, have = strlen(out);
+        ck_assert_msg(have + n < cap, "too many rows");
+        memcpy(out + have, l, n);
+        out[have + n] = 0;
+    }
+    ck_assert_msg(strstr(out, "\n8 ") || strncmp(out, "8 ", 2) == 0, "%s: no rows:\n%s", desc,
+                  job_tail(&j, 2000));
+    job_free(&j);
+}
+
+/* The program's own CPU time between calls is charged when a burst
+ * exceeds FMPL_TCA_CPU_THRESHOLD_NS, and on a loaded machine a burst of
+ * bench/latency's loop sometimes does (a page fault, a cache miss):
+ * hundredths of a microsecond.  Not charging it leaves FMPL's work and
+ * the fabric's, which must come out the same every time. */
+#define EXACT "FMPL_TCA_CPU_THRESHOLD_NS=1e9"
+
+START_TEST(test_determinism)
+{
+    static char a[8192], b[8192];
+    const char *env = "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096 " EXACT;
+    latency_rows(env, "256K", a, sizeof a);
+    latency_rows(env, "256K", b, sizeof b);
+    ck_assert_msg(strcmp(a, b) == 0, "two runs differ:\n%s\n---\n%s", a, b);
+}
+END_TEST
+
+/* the modeled one-way time of `size` bytes in bench/latency's rows */
+static double row_us(const char *rows, long size)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "%ld ", size);
+    for (const char *l = rows; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (strncmp(l, pat, strlen(pat)) == 0)
+            return atof(l + strlen(pat));
+    return -1;
+}
+
+START_TEST(test_figure)
+{
+    static char p2[8192], ib[8192];
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=peach2 " EXACT, "2M", p2, sizeof p2);
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib " EXACT, "2M", ib, sizeof ib);
+    /* seeds/000 Fig. 4: TCA ahead up to 512 KB, InfiniBand above */
+    const long sizes[] = {8, 1024, 65536, 524288, 1048576, 2097152};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        double a = row_us(p2, sizes[i]), b = row_us(ib, sizes[i]);
+        ck_assert_msg(a > 0 && b > 0, "no row for %ld bytes:\n%s\n---\n%s", sizes[i], p2, ib);
+        if (sizes[i] <= 524288)
+            ck_assert_msg(a < b, "%ld bytes: PEACH2 %.2f us, InfiniBand %.2f us: PEACH2 should "
+                          "be faster up to 512 KB", sizes[i], a, b);
+        else
+            ck_assert_msg(b < a, "%ld bytes: PEACH2 %.2f us, InfiniBand %.2f us: InfiniBand "
+                          "should be faster above 512 KB", sizes[i], a, b);
+    }
+}
+END_TEST
+
+/* ---- settings ------------------------------------------------------------------ */
+
+static const struct set_spec {
+    int np;
+    const char *env, *said;
+} set_specs[] = {
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=17", "FMPL_TCA_SUBCLUSTER=17: nodes a PEACH2"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=two", "FMPL_TCA_SUBCLUSTER=two"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=fastest", "FMPL_TCA_ROUTE=fastest: hybrid"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_SWITCH_BYTES=-1", "FMPL_TCA_SWITCH_BYTES=-1: not a size"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_MTU=64", "FMPL_TCA_IB_MTU=64: not a number >= 256"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_SWITCH_NS=x", "FMPL_TCA_IB_SWITCH_NS=x: not a number"},
+};
+
+START_TEST(test_settings)
+{
+    const struct set_spec *s = &set_specs[_i];
+    const char *args[] = {NULL};
+    job_t j;
+    char desc[256], left[1024];
+    tl_describe(desc, sizeof desc, s->env, s->np, "hello", args);
+    int st = run_jobv(&j, s->np, s->env, 60, "hello", args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT, "%s: status %d, expected a "
+                  "failure:\n%s", desc, st, job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, s->said), "%s: no message \"%s\":\n%s", desc, s->said,
+                  job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 30, "%s: took %.1f s", desc, j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+END_TEST
+
+#define NSPEC(t) ((int)(sizeof t / sizeof t[0]))
+
+static Suite *tca_suite(void)
+{
+    Suite *s = suite_create("tca");
+    TCase *tc;
+#define ADD(name, n)                                                          \
+    tc = tcase_create(#name);                                                 \
+    tcase_set_timeout(tc, CK_TIMEOUT);                                        \
+    tcase_add_loop_test(tc, test_##name, 0, n);                               \
+    suite_add_tcase(s, tc);
+    ADD(routing, NSPEC(route_specs))
+    ADD(settings, NSPEC(set_specs))
+    ADD(determinism, 1)
+    ADD(figure, 1)
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(tca_suite());
+    int nfail;
+    srunner_run_all(sr, CK_NORMAL);
+    nfail = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return nfail == 0 ? 0 : 1;
+}
