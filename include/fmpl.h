@@ -180,8 +180,10 @@ int fmpl_size(void);
 /* fmpl_transport - the transport serving this job: "shm" (every rank on
  * this host), "ofi" (libfabric to every peer), "route" (shm to the ranks
  * on this host, libfabric to the others), "tcw" (the Hitachi SR8000,
- * emulated: FMPL_TRANSPORT=tcw) or "peach2" (a PEACH2 sub-cluster of
- * HA-PACS/TCA, emulated: FMPL_TRANSPORT=peach2); NULL before fmpl_init.
+ * emulated: FMPL_TRANSPORT=tcw), "peach2" (a PEACH2 sub-cluster of
+ * HA-PACS/TCA, emulated: FMPL_TRANSPORT=peach2) or "tca" (HA-PACS/TCA,
+ * emulated: PEACH2 sub-clusters and InfiniBand, FMPL_TRANSPORT=tca);
+ * NULL before fmpl_init.
  * shm and tcw have the hardware broadcast (fmpl_hbcast). */
 const char *fmpl_transport(void);
 
@@ -193,7 +195,7 @@ const char *fmpl_transport(void);
 int fmpl_host(int rank, int *nhosts);
 
 /* fmpl_wtime - wall-clock seconds from a monotonic clock.  On an emulated
- * machine (FMPL_TRANSPORT=tcw or peach2 with its timing model) it is that machine's
+ * machine (FMPL_TRANSPORT=tcw, peach2 or tca with its timing model) it is that machine's
  * clock instead: the seconds the program would have taken there so far
  * (the CPU time it computed between FMPL calls, and FMPL's calls as the
  * model times them). */
