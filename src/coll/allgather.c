@@ -24,13 +24,16 @@
  * no handshake and no step waits for another. */
 static int direct(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
 {
-    int n = c->size;
-    for (int i = 1; i < n; i++) {
-        int peer = (c->rank + i) % n;
-        int rc = fmpl_sig_send(c, FMPL_SIG_SYNC, peer, b + (size_t)c->rank * size, (unsigned)size);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
+    int n = c->size, rc = FMPL_SUCCESS;
+    fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
+    for (int i = 1; i < n && rc == FMPL_SUCCESS; i++)
+        rc = fmpl_sig_post(c, FMPL_SIG_SYNC, (c->rank + i) % n, b + (size_t)c->rank * size,
+                           (unsigned)size, &comp);
+    int wrc = fmpl_sig_complete(&comp);
+    if (rc == FMPL_SUCCESS)
+        rc = wrc;
+    if (rc != FMPL_SUCCESS)
+        return rc;
     for (int i = 1; i < n; i++) {
         int peer = (c->rank - i + n) % n;
         int rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, b + (size_t)peer * size, (unsigned)size);

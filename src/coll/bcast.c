@@ -38,10 +38,13 @@ static int by_signals(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         }
         mask <<= 1;
     }
+    fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
     for (mask >>= 1; mask > 0 && rc == FMPL_SUCCESS; mask >>= 1)
         if (vr + mask < n)
-            rc = fmpl_sig_send(c, FMPL_SIG_FLOW, (vr + mask + root) % n, buf, (unsigned)size);
-    return rc;
+            rc = fmpl_sig_post(c, FMPL_SIG_FLOW, (vr + mask + root) % n, buf, (unsigned)size,
+                               &comp);
+    int wrc = fmpl_sig_complete(&comp);
+    return rc != FMPL_SUCCESS ? rc : wrc;
 }
 
 /* Post the receive of segment `s` (indices A and B alternate, so two
@@ -122,9 +125,12 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         if (c->rank != root)
             return fmpl_sig_wait(c, FMPL_SIG_FLOW, root, buf, (unsigned)size);
         int rc = FMPL_SUCCESS;
+        fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
         for (int i = 1; i < c->size && rc == FMPL_SUCCESS; i++)
-            rc = fmpl_sig_send(c, FMPL_SIG_FLOW, (root + i) % c->size, buf, (unsigned)size);
-        return rc;
+            rc = fmpl_sig_post(c, FMPL_SIG_FLOW, (root + i) % c->size, buf, (unsigned)size,
+                               &comp);
+        int wrc = fmpl_sig_complete(&comp);
+        return rc != FMPL_SUCCESS ? rc : wrc;
     }
     if (fmpl_sig_fits(c, size))
         return by_signals(c, buf, size, root);

@@ -156,23 +156,32 @@ int fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h)
     return rc;
 }
 
-/* The root's host first (from the root, so its leader has the data), then
- * the leaders (from the root's leader), then every other host (from its
- * leader): each process receives the message once. */
+/* The crossing first, as the hybrid paper's broadcast (seeds/000 5.4):
+ * the root hands the message to its host's leader (unless it leads),
+ * the leaders broadcast it among themselves, then every host broadcasts
+ * it from its leader, all hosts at once.  The slow network is crossed
+ * once, at the start, and the near steps of all hosts overlap (the root's
+ * host first and the others after it, as before, put the near steps of
+ * the root's host before the crossing: log2(host) steps more). */
 int fmpl_hier_bcast(fmpl_comm_rec_t *c, fmpl_hier_t *h, void *buf, size_t size, int root)
 {
     const fmpl_tl_t *tl = &fmpl_g.tl;
     int rhost = tl->group[c->ranks[root]], mine = tl->group[c->ranks[c->rank]];
     int rc = FMPL_SUCCESS;
-    if (rhost == mine) {
+    if (rhost == mine && h->node.ranks[0] != c->ranks[root]) {
         int nroot = 0;
         while (h->node.ranks[nroot] != c->ranks[root])
             nroot++;
-        rc = fmpl_coll_bcast(&h->node, buf, size, nroot);
+        if (h->node.rank == nroot)
+            rc = fmpl_coll_sendrecv(&h->node, buf, size, 0, NULL, 0, -1, FMPL_CI_A);
+        else if (h->node.rank == 0)
+            rc = fmpl_coll_sendrecv(&h->node, NULL, 0, -1, buf, size, nroot, FMPL_CI_A);
     }
     if (rc == FMPL_SUCCESS && h->leaders.rank >= 0)
         rc = fmpl_coll_bcast(&h->leaders, buf, size, h->leader_of_host[rhost]);
-    if (rc == FMPL_SUCCESS && rhost != mine)
+    /* the root, when it does not lead, receives its own bytes again: one
+     * message, and every member of a host runs the same steps */
+    if (rc == FMPL_SUCCESS)
         rc = fmpl_coll_bcast(&h->node, buf, size, 0);
     return rc;
 }

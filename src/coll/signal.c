@@ -106,6 +106,26 @@ void fmpl_sig_eager_free(fmpl_comm_rec_t *c)
 
 int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len)
 {
+    fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
+    int rc = fmpl_sig_post(c, chan, peer, data, len, &comp);
+    int wrc = fmpl_sig_complete(&comp);
+    return rc != FMPL_SUCCESS ? rc : wrc;
+}
+
+int fmpl_sig_complete(fmpl_tl_comp_t *comp)
+{
+    fmpl_wait_t w;
+    fmpl_wait_init(&w, -1);
+    int rc = FMPL_SUCCESS;
+    while (comp->pending && rc == FMPL_SUCCESS)
+        if (fmpl_progress() == 0)
+            rc = fmpl_wait_idle(&w);
+    return rc != FMPL_SUCCESS ? rc : comp->status;
+}
+
+int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,
+                  fmpl_tl_comp_t *comp)
+{
     fmpl_tl_t *tl = &fmpl_g.tl;
     int wpeer = c->ranks[peer], idx = chan_idx(c, chan);
     fmpl_slot_t *sl = fmpl_slot(wpeer, idx);
@@ -131,18 +151,12 @@ int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
     } else {
         if (len > c->eager_max || c->eager_state <= 0)
             return FMPL_ERR_INTERNAL;
-        fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
         rec.word = (uint64_t)seq << 32 | EAGER_BIT | len;
         rc = fmpl_tl_put(tl, wpeer, data, len, &c->eager_keys[peer],
-                         eager_off(c, c->rank, chan, seq), &comp);
+                         eager_off(c, c->rank, chan, seq), comp);
         if (rc == FMPL_SUCCESS)
-            rc = fmpl_tl_notify(tl, wpeer, idx, (seq & 1) * HALF, &rec, 8, 0, &comp);
-        /* the caller may change `data` as soon as we return */
-        while (rc == FMPL_SUCCESS && comp.pending)
-            if (fmpl_progress() == 0)
-                rc = fmpl_wait_idle(&w);
-        if (rc == FMPL_SUCCESS)
-            rc = comp.status;
+            rc = fmpl_tl_notify(tl, wpeer, idx, (seq & 1) * HALF, &rec, 8, 0, comp);
+        /* `data` may change once *comp has nothing pending */
     }
     if (rc == FMPL_SUCCESS)
         sl->send_seq = seq;
