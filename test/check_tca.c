@@ -12,7 +12,8 @@
  *                write on one network (FMPL_TCA_ROUTE=peach2 or ib), far
  *                peers always on InfiniBand (sub-clusters of 1), and the
  *                halo exchange's block-stride faces on PEACH2 inside a
- *                sub-cluster, on InfiniBand between sub-clusters
+ *                sub-cluster, on InfiniBand between sub-clusters, and
+ *                its block faces on InfiniBand beside them
  *   determinism  bench/latency on tca: the same modeled times twice
  *   figure       bench/latency, PEACH2 alone against InfiniBand alone: the
  *                hybrid paper's Fig. 4 - PEACH2 faster up to 512 KB,
@@ -32,47 +33,57 @@
 /* ---- routing ------------------------------------------------------------------ */
 
 /* The counts rank `rank` logged for network `net` ("PEACH2",
- * "InfiniBand"): puts, block-stride puts, list puts, records; 0 if the
- * line is missing. */
-static int carried(const job_t *j, int rank, const char *net, long c[4])
+ * "InfiniBand"): puts, block-stride puts, list puts, records, contiguous
+ * halo faces; 0 if the line is missing. */
+static int carried(const job_t *j, int rank, const char *net, long c[5])
 {
     char pat[96];
     snprintf(pat, sizeof pat, "tca: rank %d: %s carried ", rank, net);
     const char *l = j->out ? strstr(j->out, pat) : NULL;
     if (!l)
         return 0;
-    return sscanf(l + strlen(pat), "%ld puts, %ld block-stride puts, %ld list puts, %ld records",
-                  &c[0], &c[1], &c[2], &c[3]) == 4;
+    return sscanf(l + strlen(pat), "%ld puts, %ld block-stride puts, %ld list puts, %ld records, "
+                  "%ld contiguous halo faces", &c[0], &c[1], &c[2], &c[3], &c[4]) == 5;
 }
 
 enum { ANY = -1, NONE = 0, SOME = 1 };
 
 static const struct route_spec {
     int np;
-    const char *env, *prog, *args[10];
-    /* rank 0's expectations: PEACH2 puts, block-stride, records; InfiniBand
-     * puts, block-stride, records (ANY, NONE, SOME) */
-    int p2[3], ib[3];
+    const char *env, *prog, *args[12];
+    /* rank 0's expectations: PEACH2 puts, block-stride, records, halo
+     * faces; InfiniBand the same (ANY, NONE, SOME) */
+    int p2[4], ib[4];
 } route_specs[] = {
     /* two near nodes, writes above 4 KiB on InfiniBand */
     {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096", "pingpong",
-     {"-m", "65536", NULL}, {SOME, NONE, SOME}, {SOME, NONE, SOME}},
+     {"-m", "65536", NULL}, {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
     /* the same, every write under 1 MiB on PEACH2 (the default 512 KB) */
     {2, TCA " FMPL_TCA_SUBCLUSTER=2", "pingpong", {"-m", "65536", NULL},
-     {SOME, NONE, SOME}, {NONE, NONE, NONE}},
+     {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
     {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib", "pingpong", {"-m", "65536", NULL},
-     {NONE, NONE, NONE}, {SOME, NONE, SOME}},
+     {NONE, NONE, NONE, NONE}, {SOME, NONE, SOME, NONE}},
     {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=peach2 FMPL_TCA_SWITCH_BYTES=0", "pingpong",
-     {"-m", "65536", NULL}, {SOME, NONE, SOME}, {NONE, NONE, NONE}},
+     {"-m", "65536", NULL}, {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
     /* sub-clusters of one: every peer far */
     {2, TCA " FMPL_TCA_SUBCLUSTER=1 FMPL_TCA_ROUTE=peach2", "pingpong", {"-m", "65536", NULL},
-     {NONE, NONE, NONE}, {SOME, NONE, SOME}},
-    /* a 2 x 2 x 1 halo whose faces in x and y are block-stride (-K TTS),
-     * sub-clusters of 2 (ranks 0-1, 2-3): block-stride faces to the near
-     * neighbour on PEACH2, to the far one on InfiniBand */
+     {NONE, NONE, NONE, NONE}, {SOME, NONE, SOME, NONE}},
+    /* a 2 x 2 x 1 halo whose faces in x and y are block-stride (-K TTS;
+     * z's are packed), sub-clusters of 2 (ranks 0-1, 2-3): block-stride
+     * faces to the near neighbour on PEACH2, to the far one on InfiniBand */
     {4, TCA " FMPL_TCA_SUBCLUSTER=2", "coll_halo",
      {"-g", "2x2x1", "-e", "1", "-n", "6x6x300", "-K", "TTS", NULL},
-     {ANY, SOME, SOME}, {ANY, SOME, SOME}},
+     {ANY, SOME, SOME, ANY}, {ANY, SOME, SOME, ANY}},
+    /* 2 x 2 x 1 with block faces in x and block-stride faces in y (-K
+     * BTN), one sub-cluster of 4: the block faces on InfiniBand beside
+     * the block-stride ones on PEACH2 (seeds/000 5.2) */
+    {4, TCA " FMPL_TCA_SUBCLUSTER=4", "coll_halo",
+     {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},
+     {ANY, SOME, SOME, NONE}, {ANY, NONE, ANY, SOME}},
+    /* the same with PEACH2 alone: no face on InfiniBand */
+    {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=peach2", "coll_halo",
+     {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},
+     {ANY, SOME, SOME, SOME}, {NONE, NONE, NONE, NONE}},
 };
 
 START_TEST(test_routing)
@@ -85,12 +96,12 @@ START_TEST(test_routing)
     job_log(&j, desc);
     fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
     ck_assert_msg(st == 0, "%s: status %d:\n%s", desc, st, job_tail(&j, 3000));
-    long p2[4], ib[4];
+    long p2[5], ib[5];
     ck_assert_msg(carried(&j, 0, "PEACH2", p2) && carried(&j, 0, "InfiniBand", ib),
                   "%s: no counts from rank 0:\n%s", desc, job_tail(&j, 3000));
-    const int col[3] = {0, 1, 3};
-    const char *what[3] = {"puts", "block-stride puts", "records"};
-    for (int k = 0; k < 3; k++) {
+    const int col[4] = {0, 1, 3, 4};
+    const char *what[4] = {"puts", "block-stride puts", "records", "contiguous halo faces"};
+    for (int k = 0; k < 4; k++) {
         long got[2] = {p2[col[k]], ib[col[k]]};
         int want[2] = {s->p2[k], s->ib[k]};
         for (int n = 0; n < 2; n++) {

@@ -75,6 +75,14 @@
                                              sub-cluster) reach each other far
                                              cheaper than other ranks */
 
+/* What the puts that follow are (fmpl_tl_t.hint, set by the layer above
+ * around them and cleared after), for a transport that can choose
+ * between networks (tca): FMPL_TL_HINT_FACE, contiguous faces of a halo
+ * exchange, which go to several peers at once - bandwidth matters more
+ * than latency, and two networks carry them side by side (seeds/000
+ * 5.2: block faces over InfiniBand, block-stride ones over PEACH2). */
+enum { FMPL_TL_HINT_NONE = 0, FMPL_TL_HINT_FACE = 1 };
+
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
                                               the transport may send it at once */
@@ -221,6 +229,7 @@ struct fmpl_tl {
      * near group (0 .. ngroups - 1, in order of first appearance). */
     const int *group;
     int ngroups;
+    int hint;                      /* FMPL_TL_HINT_*, set by the layers above */
     /* Set by open when the transport emulates another machine's time. */
     const fmpl_tl_clock_t *clock;
     void *clock_priv;              /* the clock's own state */

@@ -26,11 +26,13 @@ void fmpl_route_core_fini(fmpl_route_t *r, int rank)
     if (r->near)
         for (int p = 0; p < 2; p++)
             fmpl_log_info("%s: rank %d: %s carried %llu puts, %llu block-stride puts, "
-                          "%llu list puts, %llu records", r->cls->name, rank,
-                          r->cls->part_name[p], (unsigned long long)r->count[p][FMPL_ROUTE_PUT],
+                          "%llu list puts, %llu records, %llu contiguous halo faces",
+                          r->cls->name, rank, r->cls->part_name[p],
+                          (unsigned long long)r->count[p][FMPL_ROUTE_PUT],
                           (unsigned long long)r->count[p][FMPL_ROUTE_STRIDED],
                           (unsigned long long)r->count[p][FMPL_ROUTE_IOV],
-                          (unsigned long long)r->count[p][FMPL_ROUTE_RECORD]);
+                          (unsigned long long)r->count[p][FMPL_ROUTE_RECORD],
+                          (unsigned long long)r->count[p][FMPL_ROUTE_FACE]);
     free(r->near);
     free(r->pinned);
     r->near = NULL;
@@ -70,7 +72,8 @@ int fmpl_route_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                    const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
 {
     fmpl_route_t *r = fmpl_route_of(tl);
-    fmpl_tl_t *p = put_part(r, peer, FMPL_ROUTE_PUT, len);
+    int op = tl->hint == FMPL_TL_HINT_FACE ? FMPL_ROUTE_FACE : FMPL_ROUTE_PUT;
+    fmpl_tl_t *p = put_part(r, peer, op, len);
     fmpl_tl_key_t k;
     return p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, comp);
 }

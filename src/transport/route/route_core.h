@@ -31,7 +31,8 @@
 enum { FMPL_ROUTE_NEAR = 0, FMPL_ROUTE_FAR = 1 };
 /* what an operation is, for the class's choice */
 enum { FMPL_ROUTE_PUT = 0, FMPL_ROUTE_STRIDED = 1, FMPL_ROUTE_IOV = 2, FMPL_ROUTE_RECORD = 3,
-       FMPL_ROUTE_OPS = 4 };
+       FMPL_ROUTE_FACE = 4,        /* a put under FMPL_TL_HINT_FACE: a halo face */
+       FMPL_ROUTE_OPS = 5 };
 
 typedef struct fmpl_route fmpl_route_t;
 

@@ -17,9 +17,12 @@
  *      hybrid (default)  block-stride puts and records on PEACH2 (its
  *                        hardware block-stride DMA needs no packing and
  *                        its PIO stores are the lowest latency, seeds/000
- *                        4.2 and 5.2); contiguous and list puts on PEACH2
- *                        up to FMPL_TCA_SWITCH_BYTES, on InfiniBand above
- *                        (the crossover of Fig. 4: 512 KB);
+ *                        4.2 and 5.2); a halo exchange's contiguous faces
+ *                        (block, and stride faces packed) on InfiniBand,
+ *                        beside its block-stride faces (5.2); other
+ *                        contiguous and list puts on PEACH2 up to
+ *                        FMPL_TCA_SWITCH_BYTES, on InfiniBand above (the
+ *                        crossover of Fig. 4: 512 KB);
  *      peach2            everything on PEACH2 (TCA only inside);
  *      ib                everything on InfiniBand (MPI over InfiniBand).
  * Sub-clusters: FMPL_TCA_SUBCLUSTER=S nodes (1-16, default 16): ranks
@@ -69,6 +72,8 @@ static int choose(fmpl_route_t *core, int peer, int op, size_t bytes)
         return FMPL_ROUTE_FAR;
     if (op == FMPL_ROUTE_STRIDED || op == FMPL_ROUTE_RECORD)
         return FMPL_ROUTE_NEAR;
+    if (op == FMPL_ROUTE_FACE)
+        return FMPL_ROUTE_FAR;     /* beside the block-stride faces on PEACH2 */
     return (double)bytes <= t->switch_bytes ? FMPL_ROUTE_NEAR : FMPL_ROUTE_FAR;
 }
 
