@@ -149,10 +149,12 @@ typedef struct fmpl_emu_config {
     size_t fabric_bytes;           /* shared area the fabric keeps for itself */
     int max_xfers;                 /* transfers on their way at once (all ranks) */
     int max_entries;               /* inbox entries at once (all ranks) */
-    int pair_order;                /* a record from one rank to another is never
-                                      seen before an earlier one, whatever route
-                                      each took (tca: two networks, and the
-                                      sender fences when it changes networks) */
+    int pair_order;                /* a record from one rank to another is not
+                                      seen before one whose transfer left its
+                                      channel earlier, whatever route each took
+                                      (tca's two networks: a record on the fast
+                                      one waits for one already on its way on
+                                      the slow one, as a fence would make it) */
     uint64_t signature;            /* the fabric's settings: every rank must agree */
     const char *settings;          /* their names, for the message when they do not */
 } fmpl_emu_config_t;

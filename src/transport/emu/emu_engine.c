@@ -5,9 +5,10 @@
  * the channel with the earliest next packet goes first (ties: the lower
  * channel), and only while that time is known to be final (before the
  * bound K + lookahead, emu.h).  Each packet reserves the links of its route
- * in turn - a link is busy for bytes x its picoseconds per byte, the head
- * reaches the next link after that link's latency (cut-through) - which is
- * where contention comes from.
+ * in turn - a link is busy for bytes x its picoseconds per byte, in the
+ * first gap of its calendar (emu_link.c) at or after the head's arrival;
+ * the head reaches the next link after that link's latency (cut-through) -
+ * which is where contention comes from.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -274,7 +275,8 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     uint64_t mtu = x->path.packet ? x->path.packet : sh->packet;
     if (pkt > mtu)
         pkt = mtu;
-    fmpl_emu_time_t *busy = emu_busy(sh), *ps = emu_ps(sh);
+    emu_link_t *links = emu_links(sh);
+    fmpl_emu_time_t *ps = emu_ps(sh);
     /* A transfer's start-up (fetching its descriptor, the first read)
      * runs while the transfer before it still streams: the channel
      * prefetches, so two kicks in a row cost one start-up. */
@@ -283,9 +285,9 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     fmpl_emu_time_t end = h, first = h;
     for (int k = 0; k < x->path.n; k++) {
         int32_t l = x->path.link[k];
-        fmpl_emu_time_t s = tmax(h + x->path.lat[k], busy[l]);
-        busy[l] = s + (fmpl_emu_time_t)pkt * ps[l];
-        end = busy[l];
+        fmpl_emu_time_t d = (fmpl_emu_time_t)pkt * ps[l];
+        fmpl_emu_time_t s = fmpl_emu_link_reserve(&links[l], t, h + x->path.lat[k], d);
+        end = s + d;
         if (k == 0)
             first = end;
         if (k == x->path.comp_link && end > x->ctail)

@@ -6,7 +6,7 @@
  *   header         sizes, the lock, the futex word
  *   ranks  [size]  what each rank publishes (emu_rank_t)
  *   chans  [nchan] channel state
- *   busy   [nlinks] when each link is free again
+ *   links  [nlinks] when each link is reserved (emu_link.c)
  *   ps     [nlinks] picoseconds per byte of each link
  *   xfers  [max_xfers] transfers on their way (pool)
  *   ents   [max_entries] inbox entries (pool)
@@ -61,6 +61,13 @@ typedef struct emu_chan {
     int32_t pad;
 } emu_chan_t;
 
+/* A link's calendar: the intervals it is reserved, sorted (emu_link.c). */
+#define EMU_LINK_CAL 16
+typedef struct emu_link {
+    int32_t n, pad;
+    struct { fmpl_emu_time_t start, end; } iv[EMU_LINK_CAL];
+} emu_link_t;
+
 typedef struct emu_xfer_rec {
     int32_t next, prev;            /* channel queue, or the free list */
     int32_t src, dst;
@@ -92,7 +99,7 @@ typedef struct emu_shared {
     fmpl_emu_time_t lookahead;
     double cpu_scale;
     int64_t cpu_threshold;
-    uint64_t seg_len, ranks_off, chans_off, busy_off, ps_off, xfers_off, ents_off,
+    uint64_t seg_len, ranks_off, chans_off, links_off, ps_off, xfers_off, ents_off,
              pairs_off, fabric_off, fabric_len;
     pthread_mutex_t lock;
     int32_t xfer_free, ent_free;   /* pool free lists */
@@ -131,9 +138,9 @@ static inline emu_chan_t *emu_chans(emu_shared_t *sh)
 {
     return (emu_chan_t *)(void *)((uint8_t *)sh + sh->chans_off);
 }
-static inline fmpl_emu_time_t *emu_busy(emu_shared_t *sh)
+static inline emu_link_t *emu_links(emu_shared_t *sh)
 {
-    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->busy_off);
+    return (emu_link_t *)(void *)((uint8_t *)sh + sh->links_off);
 }
 static inline fmpl_emu_time_t *emu_ps(emu_shared_t *sh)
 {
@@ -168,6 +175,11 @@ int fmpl_emu_run_locked(fmpl_emu_t *e);
 fmpl_emu_time_t fmpl_emu_inbox_first(emu_shared_t *sh, int r);
 /* take rank r's entries up to t into e->due; returns how many */
 int fmpl_emu_inbox_take_locked(fmpl_emu_t *e, fmpl_emu_time_t t);
+
+/* emu_link.c: reserve d on link L for a packet that reaches it at a,
+ * the engine's current event being at `now`; returns the start */
+fmpl_emu_time_t fmpl_emu_link_reserve(emu_link_t *L, fmpl_emu_time_t now, fmpl_emu_time_t a,
+                                      fmpl_emu_time_t d);
 
 /* emu_sync.c */
 void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r);

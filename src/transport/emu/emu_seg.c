@@ -27,8 +27,8 @@ static void layout(emu_shared_t *h, int size, const fmpl_emu_config_t *c)
     off = round_up(off + (size_t)size * sizeof(emu_rank_t), 64);
     h->chans_off = off;
     off = round_up(off + (size_t)c->nchan * sizeof(emu_chan_t), 64);
-    h->busy_off = off;
-    off = round_up(off + (size_t)c->nlinks * sizeof(fmpl_emu_time_t), 64);
+    h->links_off = off;
+    off = round_up(off + (size_t)c->nlinks * sizeof(emu_link_t), 64);
     h->ps_off = off;
     off = round_up(off + (size_t)c->nlinks * sizeof(fmpl_emu_time_t), 64);
     h->xfers_off = off;

@@ -17,8 +17,9 @@
  * own puts.  So the first put to a peer after an ordered record chooses a
  * part and PINS it: later puts and the next record to that peer follow
  * the pinned part, and that record unpins it.  Where both parts write
- * one matching area (tca), the machine also keeps a peer's records in
- * the order they left (fmpl_emu_config_t.pair_order).
+ * one matching area (tca), the machine also keeps a peer's records from
+ * overtaking one already on its way on the other network
+ * (fmpl_emu_config_t.pair_order).
  * The class's struct begins with an fmpl_route_t (tl->priv).
  */
 #ifndef FMPL_ROUTE_CORE_H
