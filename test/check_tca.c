@@ -13,7 +13,8 @@
  *                peers always on InfiniBand (sub-clusters of 1), and the
  *                halo exchange's block-stride faces on PEACH2 inside a
  *                sub-cluster, on InfiniBand between sub-clusters, and
- *                its block faces on InfiniBand beside them
+ *                its block faces on InfiniBand beside them; near peers
+ *                2 hops away on InfiniBand (FMPL_TCA_IB_HOPS)
  *   determinism  bench/latency on tca: the same modeled times twice
  *   figure       bench/latency, PEACH2 alone against InfiniBand alone: the
  *                hybrid paper's Fig. 4 - PEACH2 faster up to 512 KB,
@@ -80,6 +81,13 @@ static const struct route_spec {
     {4, TCA " FMPL_TCA_SUBCLUSTER=4", "coll_halo",
      {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},
      {ANY, SOME, SOME, NONE}, {ANY, NONE, ANY, SOME}},
+    /* one sub-cluster of 4 (two rings of 2): rank 3 is 2 hops from rank
+     * 0, and from 2 hops InfiniBand is the quicker (FMPL_TCA_IB_HOPS's
+     * default, from the models); FMPL_TCA_IB_HOPS=0: PEACH2 only */
+    {4, TCA " FMPL_TCA_SUBCLUSTER=4", "coll_ops", {"-s", "3", NULL},
+     {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
+    {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0", "coll_ops", {"-s", "3", NULL},
+     {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
     /* the same with PEACH2 alone: no face on InfiniBand */
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=peach2", "coll_halo",
      {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},
@@ -204,6 +212,7 @@ static const struct set_spec {
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_SWITCH_BYTES=-1", "FMPL_TCA_SWITCH_BYTES=-1: not a size"},
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_MTU=64", "FMPL_TCA_IB_MTU=64: not a number >= 256"},
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_SWITCH_NS=x", "FMPL_TCA_IB_SWITCH_NS=x: not a number"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_HOPS=-2", "FMPL_TCA_IB_HOPS=-2: near peers"},
 };
 
 START_TEST(test_settings)

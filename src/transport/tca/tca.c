@@ -23,6 +23,12 @@
  *                        contiguous and list puts on PEACH2 up to
  *                        FMPL_TCA_SWITCH_BYTES, on InfiniBand above (the
  *                        crossover of Fig. 4: 512 KB);
+ *                        and a peer many hops away (FMPL_TCA_IB_HOPS or
+ *                        more: by default from the models, the first
+ *                        count at which a PIO store takes longer than an
+ *                        inline InfiniBand write - 2) over InfiniBand
+ *                        except for block-stride puts (seeds/000 6.2's
+ *                        suggestion);
  *      peach2            everything on PEACH2 (TCA only inside);
  *      ib                everything on InfiniBand (MPI over InfiniBand).
  * Sub-clusters: FMPL_TCA_SUBCLUSTER=S nodes (1-16, default 16): ranks
@@ -57,6 +63,7 @@ typedef struct tca {
     fmpl_ib_t ib;
     int S, policy;
     double switch_bytes;
+    int ib_hops;                   /* near peers this many hops away: InfiniBand */
     int *group;                    /* [size]: the sub-cluster of each rank */
 } tca_t;
 
@@ -64,13 +71,16 @@ static inline tca_t *tca_of(fmpl_tl_t *tl) { return (tca_t *)tl->priv; }
 
 static int choose(fmpl_route_t *core, int peer, int op, size_t bytes)
 {
-    (void)peer;
     tca_t *t = (tca_t *)core;
     if (t->policy == POLICY_PEACH2)
         return FMPL_ROUTE_NEAR;
     if (t->policy == POLICY_IB)
         return FMPL_ROUTE_FAR;
-    if (op == FMPL_ROUTE_STRIDED || op == FMPL_ROUTE_RECORD)
+    if (op == FMPL_ROUTE_STRIDED)
+        return FMPL_ROUTE_NEAR;
+    if (t->ib_hops > 0 && t->p2.hops[peer - t->p2.base] >= t->ib_hops)
+        return FMPL_ROUTE_FAR;     /* the hops cost more than the switch */
+    if (op == FMPL_ROUTE_RECORD)
         return FMPL_ROUTE_NEAR;
     if (op == FMPL_ROUTE_FACE)
         return FMPL_ROUTE_FAR;     /* beside the block-stride faces on PEACH2 */
@@ -153,7 +163,33 @@ static int read_settings(tca_t *t)
         }
         t->switch_bytes = v;
     }
+    t->ib_hops = -1;               /* from the models (tca_open) */
+    s = getenv("FMPL_TCA_IB_HOPS");
+    if (s && *s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || *end || v < 0 || v > 64) {
+            fmpl_log_err("FMPL_TCA_IB_HOPS=%s: near peers this many PEACH2 hops away or more "
+                         "take InfiniBand (0: none)", s);
+            return FMPL_ERR_ARG;
+        }
+        t->ib_hops = (int)v;
+    }
     return FMPL_SUCCESS;
+}
+
+/* The least hop count at which a record stored by PIO reaches its peer
+ * later than an inline InfiniBand write (the CPU's part, the boards or
+ * the HCAs and switch, the write into memory); 0 if never within a
+ * sub-cluster. */
+static int hops_from_models(const p2_model_t *p, const ib_model_t *ib)
+{
+    double ib_ns = ib->post_ns + ib->hca_ns + ib->switch_ns + ib->mem_ns;
+    for (int h = 1; h <= FMPL_P2_MAX_NODES; h++)
+        if (p->store_ns + p->pio_ns + p->board_ns + h * p->hop_ns + p->mem_ns > ib_ns)
+            return h;
+    return 0;
 }
 
 static void tca_close(fmpl_tl_t *tl)
@@ -216,6 +252,8 @@ static int tca_open(fmpl_tl_t *tl)
         return rc;
     }
     const p2_model_t *m = &t->p2.m;
+    if (t->ib_hops < 0)
+        t->ib_hops = hops_from_models(m, &t->ib.m);
     for (int l = 0; l < p2_links; l++)
         ps[l] = (fmpl_emu_time_t)(1e6 / m->link_mbps + 0.5);
     fmpl_ib_link_ps(&t->ib, tl->size, ps);
@@ -227,10 +265,11 @@ static int tca_open(fmpl_tl_t *tl)
                      "latencies must be > 0 (the emulation's lookahead)");
         rc = FMPL_ERR_ARG;
     }
-    struct { int S, policy; double sw; } knobs = { S, t->policy, t->switch_bytes };
+    /* as numbers, no padding: every byte digested must be the same everywhere */
+    const double knobs[4] = { S, t->policy, t->ib_hops, t->switch_bytes };
     uint64_t sig = fmpl_emu_digest(0, m, sizeof *m);
     sig = fmpl_emu_digest(sig, &t->ib.m, sizeof t->ib.m);
-    sig = fmpl_emu_digest(sig, &knobs, sizeof knobs);
+    sig = fmpl_emu_digest(sig, knobs, sizeof knobs);
     fmpl_emu_config_t cfg = {
         .name = "tca", .model = m->on,
         .nchan = p2_chans + tl->size * FMPL_IB_QPS,
@@ -267,9 +306,10 @@ static int tca_open(fmpl_tl_t *tl)
         tl->caps |= FMPL_TL_CAP_GROUP_NEAR;
     fmpl_log_info("tca: %d nodes in %d sub-clusters of %d; rank %d in sub-cluster %d "
                   "(ranks %d-%d, two rings of %d); routing %s, contiguous writes above %.0f "
-                  "bytes on InfiniBand", tl->size, tl->ngroups, S, tl->rank, tl->rank / S, base,
-                  base + nodes - 1, t->p2.ring.R, policy_name[t->policy],
-                  t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0);
+                  "bytes and peers %d hops away or more on InfiniBand", tl->size, tl->ngroups,
+                  S, tl->rank, tl->rank / S, base, base + nodes - 1, t->p2.ring.R,
+                  policy_name[t->policy], t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0,
+                  t->ib_hops);
     fmpl_p2_model_log(m);
     fmpl_ib_model_log(&t->ib.m);
     return FMPL_SUCCESS;
