@@ -88,6 +88,10 @@ static const struct route_spec {
      {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0", "coll_ops", {"-s", "3", NULL},
      {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
+    /* InfiniBand alone packs block-stride faces, as MPI does (-K BSN) */
+    {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=ib", "coll_halo",
+     {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BSN", NULL},
+     {NONE, NONE, NONE, NONE}, {ANY, NONE, SOME, SOME}},
     /* the same with PEACH2 alone: no face on InfiniBand */
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=peach2", "coll_halo",
      {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},

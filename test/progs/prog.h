@@ -358,11 +358,14 @@ static PROG_UNUSED int prog_emulated_fabric(const char *t)
 
 /* Does the transport put block-stride faces without packing (shm's
  * copies; PEACH2's block-stride DMA descriptors, which tca uses inside a
- * sub-cluster - and a write a block over InfiniBand)? */
+ * sub-cluster - and a write a block over InfiniBand - except with
+ * InfiniBand alone, which packs as MPI does)? */
 static PROG_UNUSED int prog_strided_puts(void)
 {
-    const char *t = fmpl_transport();
-    return prog_on_shm() || (t && (strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0));
+    const char *t = fmpl_transport(), *route = getenv("FMPL_TCA_ROUTE");
+    if (t && strcmp(t, "tca") == 0)
+        return !(route && strcmp(route, "ib") == 0);
+    return prog_on_shm() || (t && strcmp(t, "peach2") == 0);
 }
 
 /* Does fmpl_hbcast of `size` bytes succeed on ordinary (malloc) memory?
