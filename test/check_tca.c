@@ -88,6 +88,12 @@ static const struct route_spec {
      {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0", "coll_ops", {"-s", "3", NULL},
      {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
+    /* 16 nodes in two sub-clusters of 8: every collective, and a 4 x 4
+     * halo exchange, right over both networks */
+    {16, TCA " FMPL_TCA_SUBCLUSTER=8", "coll_ops", {"-s", "3", NULL},
+     {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
+    {16, TCA " FMPL_TCA_SUBCLUSTER=8", "coll_halo", {"-g", "4x4", "-n", "40x40", NULL},
+     {ANY, ANY, SOME, ANY}, {ANY, ANY, SOME, ANY}},
     /* InfiniBand alone packs block-stride faces, as MPI does (-K BSN) */
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=ib", "coll_halo",
      {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BSN", NULL},

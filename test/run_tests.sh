@@ -202,8 +202,9 @@ done
 # FMPL_TRANSPORT=tca: sub-clusters of 2 nodes (so a 4-rank job has near
 # and far peers), contiguous writes above 4 KiB to near peers on
 # InfiniBand (so the suites' messages take both networks, and a peer's
-# records follow its data across them); InfiniBand alone; and the model
-# off with sub-clusters of 3.  test/check_tca tests what only tca has.
+# records follow its data across them); InfiniBand alone; PEACH2 alone
+# inside sub-clusters of 4; and the model off with sub-clusters of 3.
+# test/check_tca tests what only tca has (and 16-node jobs).
 TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
 for t in check_p2p check_coll check_blacs check_errors; do
     [ -x "test/$t" ] || continue
@@ -215,6 +216,10 @@ for t in check_p2p check_coll; do
     selected "tca_ib_$t" "$@" || continue
     run_check "tca_ib_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
 done
+if [ -x test/check_coll ] && selected tca_peach2_check_coll "$@"; then
+    run_check tca_peach2_check_coll test/check_coll FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 \
+        FMPL_TCA_ROUTE=peach2
+fi
 for t in check_p2p check_coll check_blacs; do
     [ -x "test/$t" ] || continue
     selected "tca_nomodel_$t" "$@" || continue
