@@ -3,8 +3,8 @@
 # floor, FMPL latency, bandwidth and broadcast on a local 2-process job,
 # then the interleaved FMPL/MPI comparisons (point-to-point, then the
 # collectives) when MPI is there, and last the FMPL paper's figures on the
-# emulated SR8000 (bench/sr8000) and the PEACH2 paper's on the emulated
-# PEACH2 sub-cluster (bench/tca).
+# emulated SR8000 (bench/sr8000), and the PEACH2 and hybrid papers' on
+# emulated HA-PACS/TCA (bench/tca).
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,5 +41,5 @@ echo
 echo "== bench/sr8000 (the emulated SR8000, FMPL_TRANSPORT=tcw)"
 bench/sr8000 -k
 echo
-echo "== bench/tca (the emulated PEACH2 sub-cluster, FMPL_TRANSPORT=peach2)"
+echo "== bench/tca (emulated HA-PACS/TCA: FMPL_TRANSPORT=peach2 and tca)"
 bench/tca -k
