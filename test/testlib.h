@@ -646,6 +646,28 @@ static TL_UNUSED int tl_pids_alive(const job_t *j, char *desc, size_t n)
 
 /* Run one worker program (np 0: without the launcher) and assert that it
  * printed "OK <prog>", exited 0 and left no process or segment behind. */
+/* A job of `np` hello ranks under `env` that fmpl_init must refuse: it
+ * fails (not by a time-out), says `said`, ends within 30 s and leaves
+ * nothing behind - a bad setting of an emulated fabric, say. */
+static TL_UNUSED void tl_run_refused(int np, const char *env, const char *said)
+{
+    const char *args[] = {NULL};
+    job_t j;
+    char desc[256], left[1024];
+    tl_describe(desc, sizeof desc, env, np, "hello", args);
+    int st = run_jobv(&j, np, env, 60, "hello", args);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT, "%s: status %d, expected a "
+                  "failure:\n%s", desc, st, job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, said), "%s: no message \"%s\":\n%s", desc, said,
+                  job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 30, "%s: took %.1f s", desc, j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+
 static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
                                     const char *const *args, int timeout)
 {
