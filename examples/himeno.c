@@ -4,7 +4,7 @@
  * the i and j dimensions (k whole) and a persistent halo exchange.
  *
  *   fmplrun -n 4 examples/himeno [SIZE] [-s SIZE] [-x NX -y NY -z NZ]
- *                                [-n ITERS] [-p PX] [-q PY] [-a] [-c]
+ *                                [-n ITERS] [-p PX] [-q PY] [-a] [-c] [-g GFLOPS]
  *
  *   SIZE      XS (32x32x64), S (64x64x128, the default), M (128x128x256),
  *             L (256x256x512), XL (512x512x1024)
@@ -16,6 +16,12 @@
  *   -c        first check one halo exchange of a known pattern, corners
  *             included (gosa cannot see the corners: Himeno's b is 0);
  *             exit status 1 if any shadow is wrong
+ *   -g GFLOPS a model of each process's processor: every sweep also takes
+ *             its 34 flops per updated point at GFLOPS (fmpl_compute).
+ *             For an emulated machine whose nodes compute faster than
+ *             this one (bench/tca: HA-PACS/TCA's K20X GPUs), run with its
+ *             CPU scale 0 so that the sweep's CPU time here is not
+ *             charged too; the time per iteration is then deterministic
  *
  * How it works.  The grid has gx x gy x gz points in C order (k fastest);
  * planes 0 and g-1 of each dimension are fixed boundaries.  Process r sits
@@ -280,18 +286,18 @@ static int set_size(const char *s, int g[3])
 static void usage(FILE *f)
 {
     fprintf(f, "usage: himeno [XS|S|M|L|XL] [-s SIZE] [-x NX -y NY -z NZ] [-n ITERS]\n"
-               "              [-p PX] [-q PY] [-a] [-c] [-h]\n");
+               "              [-p PX] [-q PY] [-a] [-c] [-g GFLOPS] [-h]\n");
 }
 
 /* Every rank parses the same argv and reaches the same verdict; rank 0
  * says why.  Returns 0 to run, 1 to stop (after -h), 2 on an error. */
 static int parse(int argc, char **argv, int g[3], int *iters, int *px, int *py,
-                 int *use_alloc, int *check_first, int rank)
+                 int *use_alloc, int *check_first, double *gflops, int rank)
 {
     int ex[3] = { 0, 0, 0 }, opt;
     char *end;
     set_size("S", g);
-    while ((opt = getopt(argc, argv, "s:x:y:z:n:p:q:ach")) != -1) {
+    while ((opt = getopt(argc, argv, "s:x:y:z:n:p:q:acg:h")) != -1) {
         long v = 0;
         if (strchr("xyznpq", opt)) {
             v = strtol(optarg, &end, 10);
@@ -317,6 +323,14 @@ static int parse(int argc, char **argv, int g[3], int *iters, int *px, int *py,
         case 'q': *py = (int)v; break;
         case 'a': *use_alloc = 1; break;
         case 'c': *check_first = 1; break;
+        case 'g':
+            *gflops = strtod(optarg, &end);
+            if (*end || end == optarg || !(*gflops > 0 && *gflops < 1e9)) {
+                if (rank == 0)
+                    fprintf(stderr, "himeno: bad value %s for -g (GFLOPS above 0)\n", optarg);
+                return 2;
+            }
+            break;
         case 'h':
             if (rank == 0)
                 usage(stdout);
@@ -383,6 +397,7 @@ static int choose_grid(int np, int *px, int *py, int rank)
 int main(int argc, char **argv)
 {
     int g[3], iters = 100, px = 0, py = 0, use_alloc = 0, check_first = 0;
+    double gflops = 0;   /* 0: no model, the sweep takes what it takes */
 
     int rc = fmpl_init(1);
     if (rc != FMPL_SUCCESS) {
@@ -390,7 +405,8 @@ int main(int argc, char **argv)
         return 1;
     }
     int rank = fmpl_rank(), np = fmpl_size();
-    int st = parse(argc, argv, g, &iters, &px, &py, &use_alloc, &check_first, rank);
+    int st = parse(argc, argv, g, &iters, &px, &py, &use_alloc, &check_first, &gflops,
+                   rank);
     if (st == 0)
         st = choose_grid(np, &px, &py, rank);
     if (st == 0 && (g[0] - 2 < px || g[1] - 2 < py)) {
@@ -449,11 +465,15 @@ int main(int argc, char **argv)
         check(fmpl_allreduce(&wrong, 1, fmpl_isum, FMPL_COMM_WORLD, NULL), "fmpl_allreduce");
     }
 
+    /* the modeled processor's time for this process's sweep */
+    double sweep_s = gflops > 0 ? 34.0 * d.mi * (double)d.mj * (d.gz - 2) / (gflops * 1e9) : 0;
     double gosa = 0.0, work;
     check(fmpl_barrier(FMPL_COMM_WORLD), "fmpl_barrier");
     double t0 = fmpl_wtime();
     for (int it = 0; it < iters; it++) {
         gosa = jacobi(&d, &A);
+        if (gflops > 0)
+            check(fmpl_compute(sweep_s), "fmpl_compute");
         check(fmpl_halo_do(halo), "fmpl_halo_do");
         check(fmpl_allreduce(&gosa, 1, fmpl_dsum, FMPL_COMM_WORLD, &work), "fmpl_allreduce");
     }
@@ -466,6 +486,8 @@ int main(int argc, char **argv)
         printf("iterations  %d\n", iters);
         printf("halo        i %s, j %s, k %s\n", kind_name(fmpl_halo_kind(halo, 0)),
                kind_name(fmpl_halo_kind(halo, 1)), kind_name(fmpl_halo_kind(halo, 2)));
+        if (gflops > 0)
+            printf("model_gflops %g per process (fmpl_compute)\n", gflops);
         if (check_first)
             printf("halo_check  %s (%d wrong points)\n", wrong ? "FAILED" : "ok", wrong);
         printf("gosa        %.17g\n", gosa);

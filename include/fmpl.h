@@ -207,6 +207,19 @@ double fmpl_wtime(void);
  * time. */
 int fmpl_wtime_emulated(void);
 
+/* fmpl_compute - stand for `seconds` of computation this process does not
+ * actually perform: a model of a processor this machine does not have (a
+ * GPU of the emulated machine, a faster node), or the dummy compute of an
+ * overlap benchmark.  On an emulated machine it moves fmpl_wtime() on by
+ * exactly `seconds` (and the cost of one FMPL call) - deterministic, unlike
+ * the program's measured CPU time, which the machine also charges unless
+ * its CPU scale is 0 (FMPL_TCW_CPU_SCALE, FMPL_TCA_CPU_SCALE).  Elsewhere
+ * it spins until `seconds` of wall-clock time have passed, without
+ * progressing communication (as computing would not).  Returns
+ * FMPL_SUCCESS, FMPL_ERR_NOT_INIT, or FMPL_ERR_ARG when `seconds` is
+ * negative, not finite or above one day. */
+int fmpl_compute(double seconds);
+
 /* fmpl_strerror - message for an error code (never NULL). */
 const char *fmpl_strerror(int code);
 /* fmpl_error_name - "FMPL_ERR_TRUNCATE" etc. (never NULL). */

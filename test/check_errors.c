@@ -9,6 +9,8 @@
  * survivor reports FMPL_ERR_PEER naming the dead rank, no process and no
  * /dev/shm/fmpl* entry of the job remains; FMPL_PEER_TIMEOUT.
  */
+#include <math.h>
+
 #include "fmpl.h"
 #include "testlib.h"
 
@@ -118,6 +120,7 @@ START_TEST(test_before_init)
         E(fmpl_finalize(), FMPL_ERR_NOT_INIT, 7);
         E(fmpl_sendbuff_set(b, 8, 0), FMPL_ERR_NOT_INIT, 8);
         E(fmpl_sendbuff_check(&ns, &np), FMPL_ERR_NOT_INIT, 9);
+        E(fmpl_compute(0.001), FMPL_ERR_NOT_INIT, 25);
         if (fmpl_alloc_mem(10) != NULL) _exit(10);
         /* an unsubmitted request: either answer is fine, but not success */
         if (fmpl_wait_irecv(&r) == FMPL_SUCCESS) _exit(11);
@@ -133,6 +136,17 @@ START_TEST(test_before_init)
         E(fmpl_irecv(b + 4, 1, 0, 1048575, &r), FMPL_SUCCESS, 22);
         E(fmpl_send(b, 1, 0, 1048575), FMPL_SUCCESS, 23);
         E(fmpl_wait_irecv(&r), FMPL_SUCCESS, 24);
+        /* fmpl_compute: durations only, and at least that long (exactly,
+         * plus a call, when FMPL_TRANSPORT names an emulated machine) */
+        E(fmpl_compute(-1e-9), FMPL_ERR_ARG, 26);
+        E(fmpl_compute(NAN), FMPL_ERR_ARG, 27);
+        E(fmpl_compute(INFINITY), FMPL_ERR_ARG, 28);
+        E(fmpl_compute(86401.0), FMPL_ERR_ARG, 29);
+        double t0 = fmpl_wtime();
+        E(fmpl_compute(0.02), FMPL_SUCCESS, 30);
+        double dt = fmpl_wtime() - t0;
+        if (dt < 0.02 || dt > 1.0) _exit(31);
+        E(fmpl_compute(0), FMPL_SUCCESS, 32);
         E(fmpl_finalize(), FMPL_SUCCESS, 21);
 #undef E
         _exit(0);

@@ -16,6 +16,9 @@
  *                its block faces on InfiniBand beside them; near peers
  *                2 hops away on InfiniBand (FMPL_TCA_IB_HOPS)
  *   determinism  bench/latency on tca: the same modeled times twice
+ *   compute      examples/himeno with its processor modeled (-g, through
+ *                fmpl_compute, the CPU scale 0): the same time per
+ *                iteration twice, and the model's sweep added exactly
  *   figure       bench/latency, PEACH2 alone against InfiniBand alone: the
  *                hybrid paper's Fig. 4 - PEACH2 faster up to 512 KB,
  *                InfiniBand from 1 MB (modeled times: exact, not timed)
@@ -179,6 +182,44 @@ START_TEST(test_determinism)
 }
 END_TEST
 
+/* examples/himeno on 4 ranks (2 x 2, 16 x 16 x 18 updated points each)
+ * with every sweep modeled at `gflops`: its time per iteration (us) */
+static double himeno_us(double gflops)
+{
+    job_t j;
+    char g[32], desc[256];
+    const char *env = "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_CPU_SCALE=0";
+    snprintf(g, sizeof g, "%g", gflops);
+    snprintf(desc, sizeof desc, "%s fmplrun -n 4 examples/himeno -x 34 -y 34 -z 20 -n 10 -g %s",
+             env, g);
+    int st = run_cmd(&j, env, JOB_TIMEOUT + 30, "bin/fmplrun", "-n", "4", "-t", "240",
+                     tl_path("examples/himeno"), "-x", "34", "-y", "34", "-z", "20", "-n", "10",
+                     "-g", g, NULL);
+    job_log(&j, desc);
+    fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
+    ck_assert_msg(st == 0, "%s: status %d:\n%s", desc, st, job_tail(&j, 2000));
+    const char *l = j.out ? strstr(j.out, "us_per_iter ") : NULL;
+    ck_assert_msg(l != NULL, "%s: no us_per_iter:\n%s", desc, job_tail(&j, 2000));
+    double us = atof(l + strlen("us_per_iter "));
+    job_free(&j);
+    return us;
+}
+
+START_TEST(test_compute)
+{
+    double a = himeno_us(10), b = himeno_us(10), fast = himeno_us(1000);
+    ck_assert_msg(a == b, "examples/himeno -g 10 took %.2f, then %.2f us an iteration", a, b);
+    /* every rank sweeps 16 x 16 x 18 points of 34 flops: 15.67 us at 10
+     * GFLOPS, 0.16 us at 1000, the same on every rank, so the exchange
+     * and the reduction that follow are the same too (to the 0.01 us
+     * himeno prints) */
+    double want = 34.0 * 16 * 16 * 18 * (1.0 / 10e3 - 1.0 / 1000e3);
+    ck_assert_msg(a - fast > want - 0.02 && a - fast < want + 0.02,
+                  "-g 10: %.2f us, -g 1000: %.2f us an iteration: %.2f apart, want %.2f", a, fast,
+                  a - fast, want);
+}
+END_TEST
+
 /* the modeled one-way time of `size` bytes in bench/latency's rows */
 static double row_us(const char *rows, long size)
 {
@@ -245,6 +286,7 @@ static Suite *tca_suite(void)
     ADD(routing, NSPEC(route_specs))
     ADD(settings, NSPEC(set_specs))
     ADD(determinism, 1)
+    ADD(compute, 1)
     ADD(figure, 1)
     return s;
 }

@@ -14,6 +14,7 @@
  *   call fmpl_size(size, ier)                      !   before fmpl_init
  *   call fmpl_wtime(t)                             ! DOUBLE PRECISION t
  *   call fmpl_wtime_emulated(flag)                 ! 1: an emulated machine's clock
+ *   call fmpl_compute(seconds, ierr)               ! DOUBLE PRECISION seconds
  *   call fmpl_send(buf, size, dst, mai, ier)
  *   call fmpl_recv(buf, size, src, mai, ier)
  *   call fmpl_isend(buf, size, dst, mai, req, ier)
@@ -158,6 +159,11 @@ FMPLF_API void fmpl_wtime_(double *t)
 FMPLF_API void fmpl_wtime_emulated_(int *flag)
 {
     *flag = fmpl_wtime_emulated();
+}
+
+FMPLF_API void fmpl_compute_(const double *seconds, int *ier)
+{
+    *ier = fmpl_compute(*seconds);
 }
 
 /* ------------------------------------------------------------------ */
