@@ -74,6 +74,12 @@
                                              a host over shared memory, a PEACH2
                                              sub-cluster) reach each other far
                                              cheaper than other ranks */
+#define FMPL_TL_CAP_SHARED_LINK (1u << 8) /* puts are carried by a NIC whose one
+                                             link the puts in flight share,
+                                             packet by packet: writes to
+                                             several peers at once all end
+                                             late (not so on shm, where the
+                                             CPU copies one after another) */
 
 /* What the puts that follow are (fmpl_tl_t.hint, set by the layer above
  * around them and cleared after), for a transport that can choose

@@ -268,7 +268,7 @@ static int ofi_open(fmpl_tl_t *tl)
     tl->priv = o;
     tl->max_inline = FMPL_OFI_REC_MAX;
     /* CAS is ours (ofi_msg.c): no provider atomics needed */
-    tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS;
+    tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_SHARED_LINK;
 
     struct fi_info *list = NULL;
     int rc = -FI_ENODATA;

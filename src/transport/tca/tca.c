@@ -298,7 +298,7 @@ static int tca_open(fmpl_tl_t *tl)
                                        .max_inline = FMPL_EMU_HALF, .priv = priv[i] };
     /* block-stride everywhere (InfiniBand: a write a block), no remote
      * atomics or reads (PEACH2 has none); sub-clusters are near groups */
-    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED;
+    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
     if (t->policy == POLICY_IB)    /* MPI over InfiniBand packs (seeds/000 4.2) */
         tl->caps &= ~FMPL_TL_CAP_STRIDED;
     tl->max_inline = FMPL_EMU_HALF;

@@ -49,7 +49,7 @@ static int tcw_open(fmpl_tl_t *tl)
     }
     /* remote DMA writes and the hardware collectives; no remote atomics,
      * no remote read, no strided DMA (each block is a TCW of its own) */
-    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BCAST |
+    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BCAST | FMPL_TL_CAP_SHARED_LINK |
                (fmpl_tcw_hw_refusal(&t->x) ? 0 : FMPL_TL_CAP_HW_BARRIER);
     tl->max_inline = FMPL_TCW_HALF;
 
