@@ -20,35 +20,19 @@
  * together with the CASes on the same words.  The model of transport.h
  * maps onto it so:
  *
- *   mailbox   each process keeps one area [size][nidx] x 64 B in its own
- *             memory: line (w, i) is what writer w tells us about index i.
- *             We poll it with plain loads.  Only our own CPU writes it (it
- *             is not even registered): peers reach it through messages.
- *   notify    one message (fi_inject) to the peer: which line, offset,
- *             the record.  The peer's progress (ofi_msg.c) copies the
- *             record's bytes [8, len) into the line, then stores the first
- *             word with release order, like the shm transport's FIFO
- *             notifications.  The endpoints are opened with FI_ORDER_SAW
- *             and FI_ORDER_SAS, so the message is transmitted, and
- *             processed at the target, behind every earlier put and
- *             notify on its endpoint to that peer (libfabric's message
- *             order; on tcp, shm and verbs RC a receive completes only
- *             after the data of the writes before it is in place).  The
- *             reader applies each endpoint's messages in the order its
- *             receives were posted, which is the order they matched.  One
- *             transfer per notification, and no reliance on the order of
- *             bytes inside a transfer (libfabric promises none): an RMA
- *             write of the whole record could make its first word visible
- *             before the rest.
+ *   mailbox   kept by messages (transport/mbox_msg.h: the area, the
+ *             records, CAS by request).  A notification is one message
+ *             (fi_inject) to the peer.  The endpoints are opened with
+ *             FI_ORDER_SAW and FI_ORDER_SAS, so the message is
+ *             transmitted, and processed at the target, behind every
+ *             earlier put and notify on its endpoint to that peer
+ *             (libfabric's message order; on tcp, shm and verbs RC a
+ *             receive completes only after the data of the writes before
+ *             it is in place).  The reader applies each endpoint's
+ *             messages in the order its receives were posted, which is
+ *             the order they matched.
  *   put/get   fi_write / fi_read on a registered region; a put's
  *             completion decrements its fmpl_tl_comp_t.
- *   CAS       on our own lines a CPU compare-and-swap; on our line in a
- *             peer's mailbox a request message, which the peer's progress
- *             answers after a CPU CAS there.  Every change to a mailbox
- *             word is then made by its owner's CPU, in message order, so
- *             the CASes are atomic with respect to the notifications
- *             (provider atomics need not be atomic with respect to CPU
- *             stores, and could overtake a notification still queued).
  *   progress  fi_cq_read, and applying the messages that came, from every
  *             FMPL wait.  The provider moves data on its own where it can
  *             (FI_PROGRESS_AUTO: tcp) unless FMPL_OFI_PROGRESS=manual, but
@@ -73,37 +57,16 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 
+#include "transport/mbox_msg.h"
+#include "transport/ticker.h"
 #include "transport/transport.h"
 
-#define FMPL_OFI_REC_MAX  32       /* largest notify record */
 #define FMPL_OFI_NREG     64       /* unused registrations kept at most */
 #define FMPL_OFI_NRECV    256      /* receives kept posted for messages */
 
-/* Message kinds */
-enum { FMPL_OFI_MSG_NOTIFY = 1, FMPL_OFI_MSG_CAS = 2, FMPL_OFI_MSG_ANSWER = 3 };
-
-/* What peers send each other (ofi_msg.c): a notification, a CAS request
- * on the sender's line in our mailbox, or the answer to one of ours. */
-typedef struct fmpl_ofi_msg {
-    uint8_t kind;
-    uint8_t off;                   /* NOTIFY, CAS: offset in the line */
-    uint8_t len;                   /* NOTIFY: record bytes */
-    uint8_t pad;
-    int32_t writer;                /* the sender's rank: whose line */
-    uint32_t idx;                  /* NOTIFY, CAS: the line's index */
-    uint32_t cookie;               /* CAS, ANSWER: which request */
-    union {
-        uint8_t rec[FMPL_OFI_REC_MAX];                  /* NOTIFY */
-        struct { uint64_t expect, desired; } cas;       /* CAS */
-        uint64_t old;                                   /* ANSWER */
-    } u;
-} fmpl_ofi_msg_t;
-
-#define FMPL_OFI_MSG_HDR offsetof(fmpl_ofi_msg_t, u)
-
 /* One posted receive. */
 typedef struct fmpl_ofi_rx {
-    fmpl_ofi_msg_t msg;
+    fmpl_mmsg_t msg;
     int done;                      /* its completion came */
 } __attribute__((aligned(64))) fmpl_ofi_rx_t;
 
@@ -138,8 +101,7 @@ typedef struct fmpl_ofi {
     struct fid_av *av;
     struct fid_cq *cq;             /* both endpoints' */
     fmpl_ofi_chan_t ch[FMPL_OFI_NEP];
-    uint8_t *mbox;                 /* [size][nidx]: line (w, i) is w's about i */
-    size_t mbox_len;
+    fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
     int virt_addr;                 /* FI_MR_VIRT_ADDR: remote addresses are virtual */
     int prov_key;                  /* FI_MR_PROV_KEY: the provider picks keys */
     uint64_t next_key;             /* else ours, unique in the domain */
@@ -149,16 +111,9 @@ typedef struct fmpl_ofi {
     int cache_idle;                /* keep unused registrations (see ofi_mem.c) */
     unsigned long clock;
     int failed_peer;               /* a peer the provider reported unreachable */
-    /* our one outgoing CAS in flight: FMPL makes one at a time */
-    uint32_t cas_cookie;
-    fmpl_tl_comp_t cas;            /* pending until the answer comes */
-    uint64_t cas_old;
     /* progress: one caller at a time; the ticker steps in when idle */
     pthread_mutex_t lock;
-    _Atomic unsigned long nprogress;
-    pthread_t ticker;
-    int ticking;
-    _Atomic int stop;
+    fmpl_ticker_t ticker;
 } fmpl_ofi_t;
 
 /* Completions may come from the progress thread: counters are atomic. */
@@ -206,20 +161,15 @@ void fmpl_ofi_msg_close(fmpl_ofi_chan_t *ch);
 /* the receive of `ctx` on some endpoint, or NULL */
 fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx);
 int  fmpl_ofi_msg_apply(fmpl_ofi_t *o);
-int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
+int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_mmsg_t *m, size_t len,
                        int locked);
+/* mbox_msg.h's answer hook: a CAS answer, sent from inside progress */
+int  fmpl_ofi_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
 volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                      unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
 int  fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                        uint64_t expect, uint64_t desired, uint64_t *old);
-/* where word `off` of line (writer, idx) sits in our mailbox */
-static inline _Atomic uint64_t *fmpl_ofi_word(fmpl_ofi_t *o, int writer, int idx, unsigned off)
-{
-    size_t at = ((size_t)writer * (size_t)o->tl->nidx + (size_t)idx) * FMPL_TL_LINE + off;
-    return (_Atomic uint64_t *)(void *)(o->mbox + at);
-}
-
 /* ofi_mem.c */
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
 void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);

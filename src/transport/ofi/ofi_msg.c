@@ -1,6 +1,7 @@
 /*
  * ofi_msg.c - the mailbox over libfabric messages: notifications and
- * CAS (see ofi.h for why messages rather than RMA writes).
+ * CAS, built and applied by transport/mbox_msg.c (see there and ofi.h
+ * for why messages rather than RMA writes).
  *
  * FMPL_OFI_NRECV receives stay posted, in ring order.  Untagged receives
  * match in the order they were posted and FI_ORDER_SAS keeps each peer's
@@ -66,7 +67,7 @@ fmpl_ofi_rx_t *fmpl_ofi_msg_rx(fmpl_ofi_t *o, void *ctx)
 
 /* `locked`: the caller holds o->lock (it applies messages), so a full
  * queue drains through completions only, never by applying more. */
-int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, size_t len,
+int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_mmsg_t *m, size_t len,
                       int locked)
 {
     fmpl_ofi_chan_t *c = &o->ch[ch];
@@ -80,52 +81,9 @@ int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_ofi_msg_t *m, 
     return rc ? fmpl_ofi_error(o, (int)rc, "fi_inject", peer) : FMPL_SUCCESS;
 }
 
-static int line_ok(const fmpl_ofi_t *o, const fmpl_ofi_msg_t *m, unsigned len)
+int fmpl_ofi_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len)
 {
-    return m->writer >= 0 && m->writer < o->tl->size && m->idx < (unsigned)o->tl->nidx &&
-           m->off % 8 == 0 && len >= 8 && m->off + len <= FMPL_TL_LINE;
-}
-
-/* A peer's CAS on its line in our mailbox: done here, answered. */
-static void serve_cas(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
-{
-    fmpl_ofi_msg_t a = { .kind = FMPL_OFI_MSG_ANSWER, .writer = o->tl->rank,
-                         .cookie = m->cookie };
-    uint64_t cur = m->u.cas.expect;
-    atomic_compare_exchange_strong_explicit(fmpl_ofi_word(o, m->writer, (int)m->idx, m->off),
-                                            &cur, m->u.cas.desired, memory_order_acq_rel,
-                                            memory_order_acquire);
-    a.u.old = cur;
-    fmpl_ofi_msg_send(o, FMPL_OFI_CTL, m->writer, &a, FMPL_OFI_MSG_HDR + sizeof a.u.old, 1);
-}
-
-static void apply(fmpl_ofi_t *o, const fmpl_ofi_msg_t *m)
-{
-    switch (m->kind) {
-    case FMPL_OFI_MSG_NOTIFY: {
-        if (!line_ok(o, m, m->len) || m->len > FMPL_OFI_REC_MAX)
-            break;
-        _Atomic uint64_t *w = fmpl_ofi_word(o, m->writer, (int)m->idx, m->off);
-        uint64_t word;
-        memcpy(&word, m->u.rec, sizeof word);
-        /* the rest of the record, then the word that publishes it */
-        memcpy((uint8_t *)(void *)w + 8, m->u.rec + 8, m->len - 8u);
-        atomic_store_explicit(w, word, memory_order_release);
-        break;
-    }
-    case FMPL_OFI_MSG_CAS:
-        if (line_ok(o, m, 8))
-            serve_cas(o, m);
-        break;
-    case FMPL_OFI_MSG_ANSWER:
-        if (m->cookie == o->cas_cookie && o->cas.pending > 0) {
-            o->cas_old = m->u.old;
-            fmpl_ofi_done(&o->cas);
-        }
-        break;
-    default:
-        break;                     /* a failed receive: nothing came */
-    }
+    return fmpl_ofi_msg_send(b->ctx, FMPL_OFI_CTL, peer, m, len, 1);
 }
 
 /* Apply the messages that came, in ring order, and post their receives
@@ -140,7 +98,9 @@ int fmpl_ofi_msg_apply(fmpl_ofi_t *o)
             fmpl_ofi_rx_t *head = &ch->rx[ch->applied % FMPL_OFI_NRECV];
             if (!head->done)
                 break;
-            apply(o, &head->msg);
+            /* the sender's rank is the message's word: libfabric's
+             * context-only completions do not say who sent it */
+            fmpl_mmsg_apply(&o->box, -1, &head->msg, sizeof head->msg);
             ch->applied++;
         }
         if (ch->applied != before) {
@@ -153,7 +113,7 @@ int fmpl_ofi_msg_apply(fmpl_ofi_t *o)
 
 volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 {
-    return (volatile void *)fmpl_ofi_word(fmpl_ofi_of(tl), peer, idx, 0);
+    return (volatile void *)fmpl_mmsg_word(&fmpl_ofi_of(tl)->box, peer, idx, 0);
 }
 
 /* One message; injected, so `comp` never counts: it is on its way. */
@@ -161,13 +121,12 @@ int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     (void)comp;
-    if (len < 8 || len > FMPL_OFI_REC_MAX || off % 8 || off + len > FMPL_TL_LINE)
+    fmpl_mmsg_t m;
+    size_t n = fmpl_mmsg_notify(&m, tl->rank, idx, off, rec, len);
+    if (!n)
         return FMPL_ERR_ARG;
-    fmpl_ofi_msg_t m = { .kind = FMPL_OFI_MSG_NOTIFY, .off = (uint8_t)off,
-                         .len = (uint8_t)len, .writer = tl->rank, .idx = (uint32_t)idx };
-    memcpy(m.u.rec, rec, len);
     int ch = flags & FMPL_TL_NOTIFY_UNORDERED ? FMPL_OFI_CTL : FMPL_OFI_DATA;
-    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, FMPL_OFI_MSG_HDR + len, 0);
+    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, n, 0);
 }
 
 /* Our own lines: here.  Our line at a peer: there, by request, behind
@@ -179,28 +138,21 @@ int fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoi
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     if (off % 8 || off + 8 > FMPL_TL_LINE)
         return FMPL_ERR_ARG;
-    uint64_t res = expect;
+    uint64_t res;
     if (!outgoing) {
-        atomic_compare_exchange_strong_explicit(fmpl_ofi_word(o, peer, idx, off), &res,
-                                                desired, memory_order_acq_rel,
-                                                memory_order_acquire);
+        fmpl_mmsg_cas_local(&o->box, peer, idx, off, expect, desired, &res);
     } else {
-        fmpl_ofi_msg_t m = { .kind = FMPL_OFI_MSG_CAS, .off = (uint8_t)off,
-                             .writer = tl->rank, .idx = (uint32_t)idx,
-                             .cookie = ++o->cas_cookie };
-        m.u.cas.expect = expect;
-        m.u.cas.desired = desired;
-        o->cas = (fmpl_tl_comp_t){ 1, FMPL_SUCCESS };
-        int rc = fmpl_ofi_msg_send(o, FMPL_OFI_CTL, peer, &m, FMPL_OFI_MSG_HDR + sizeof m.u.cas,
-                                   0);
+        fmpl_mmsg_t m;
+        size_t n = fmpl_mmsg_cas_request(&o->box, &m, tl->rank, idx, off, expect, desired);
+        int rc = fmpl_ofi_msg_send(o, FMPL_OFI_CTL, peer, &m, n, 0);
         if (rc == FMPL_SUCCESS)
-            rc = fmpl_ofi_wait(o, &o->cas.pending, peer);
+            rc = fmpl_ofi_wait(o, &o->box.cas.pending, peer);
         if (rc != FMPL_SUCCESS) {
-            o->cas.pending = 0;    /* a late answer finds nobody waiting */
+            o->box.cas.pending = 0;   /* a late answer finds nobody waiting */
             return rc;
         }
         atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
-        res = o->cas_old;
+        res = o->box.cas_old;
     }
     if (old)
         *old = res;

@@ -112,39 +112,13 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
 int fmpl_ofi_progress(fmpl_tl_t *tl)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    atomic_store_explicit(&o->nprogress,
-                          atomic_load_explicit(&o->nprogress, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    fmpl_ticker_note(&o->ticker);
     if (pthread_mutex_trylock(&o->lock) != 0)
         return 0;
     int n = fmpl_ofi_cq_drain(o);
     n += fmpl_ofi_msg_apply(o);
     pthread_mutex_unlock(&o->lock);
     return n;
-}
-
-/*
- * The waiting rank drives the provider itself.  When nobody has called
- * progress for a whole tick (the process computes outside FMPL, or waits
- * in the launcher's fence), this thread does, so the process never holds
- * up its peers: their notifications and CASes need our progress, and with
- * manual data progress so do their puts and gets aimed at us.  While the
- * application waits in FMPL the thread only wakes, finds it busy, and
- * sleeps again: a tick of 1 ms costs the spinning ranks next to nothing.
- */
-#define FMPL_OFI_TICK_NS 1000000
-static void *ofi_ticker(void *arg)
-{
-    fmpl_ofi_t *o = arg;
-    struct timespec t = { 0, FMPL_OFI_TICK_NS };
-    unsigned long seen = 0;
-    while (!atomic_load_explicit(&o->stop, memory_order_acquire)) {
-        nanosleep(&t, NULL);
-        if (atomic_load_explicit(&o->nprogress, memory_order_relaxed) == seen)
-            fmpl_ofi_progress(o->tl);
-        seen = atomic_load_explicit(&o->nprogress, memory_order_relaxed);
-    }
-    return NULL;
 }
 
 /*
@@ -266,7 +240,7 @@ static int ofi_open(fmpl_tl_t *tl)
     o->failed_peer = -1;
     pthread_mutex_init(&o->lock, NULL);
     tl->priv = o;
-    tl->max_inline = FMPL_OFI_REC_MAX;
+    tl->max_inline = FMPL_MMSG_REC_MAX;
     /* CAS is ours (ofi_msg.c): no provider atomics needed */
     tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_SHARED_LINK;
 
@@ -312,10 +286,10 @@ static int ofi_open(fmpl_tl_t *tl)
     o->max_msg = in->ep_attr->max_msg_size ? in->ep_attr->max_msg_size : (1u << 30);
     if (o->max_msg > (1u << 30))
         o->max_msg = 1u << 30;
-    if (in->tx_attr->inject_size < sizeof(fmpl_ofi_msg_t)) {
+    if (in->tx_attr->inject_size < sizeof(fmpl_mmsg_t)) {
         fmpl_log_err("ofi: provider %s injects only %zu bytes (need %zu)",
                      in->fabric_attr->prov_name, in->tx_attr->inject_size,
-                     sizeof(fmpl_ofi_msg_t));
+                     sizeof(fmpl_mmsg_t));
         ofi_close(tl);
         return FMPL_ERR_UNSUPPORTED;
     }
@@ -348,13 +322,13 @@ static int ofi_open(fmpl_tl_t *tl)
     }
 
     /* our mailbox and the receives for messages, then the card */
-    o->mbox_len = (size_t)tl->size * (size_t)tl->nidx * FMPL_TL_LINE;
-    if (posix_memalign((void **)&o->mbox, 4096, o->mbox_len) != 0) {
-        o->mbox = NULL;
+    rc = fmpl_mmsg_open(&o->box, tl->rank, tl->size, tl->nidx);
+    if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
-        return FMPL_ERR_NOMEM;
+        return rc;
     }
-    memset(o->mbox, 0, o->mbox_len);
+    o->box.answer = fmpl_ofi_answer;
+    o->box.ctx = o;
     for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
         rc = fmpl_ofi_msg_open(o, &o->ch[c]);
     if (rc != FMPL_SUCCESS) {
@@ -403,12 +377,14 @@ static int ofi_open(fmpl_tl_t *tl)
         ofi_close(tl);
         return rc;
     }
-    if (pthread_create(&o->ticker, NULL, ofi_ticker, o) != 0) {
-        fmpl_log_err("ofi: cannot start the progress thread");
+    /* the waiting rank drives the provider itself; when it computes
+     * outside FMPL the ticker does (transport/ticker.h): peers' messages
+     * and, with manual data progress, their puts and gets need it */
+    rc = fmpl_ticker_start(&o->ticker, tl, fmpl_ofi_progress, "ofi");
+    if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
-        return FMPL_ERR_SYSTEM;
+        return rc;
     }
-    o->ticking = 1;
     fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, unused "
                   "registrations %s, %s data progress",
                   in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
@@ -422,10 +398,7 @@ static void ofi_close(fmpl_tl_t *tl)
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     if (!o)
         return;
-    if (o->ticking) {
-        atomic_store_explicit(&o->stop, 1, memory_order_release);
-        pthread_join(o->ticker, NULL);
-    }
+    fmpl_ticker_stop(&o->ticker);
     for (int c = 0; c < FMPL_OFI_NEP; c++) {
         if (o->ch[c].ep)
             fi_close(&o->ch[c].ep->fid);
@@ -443,7 +416,7 @@ static void ofi_close(fmpl_tl_t *tl)
         fi_close(&o->fabric->fid);
     if (o->info)
         fmpl_fi.freeinfo(o->info);
-    free(o->mbox);
+    fmpl_mmsg_close(&o->box);
     pthread_mutex_destroy(&o->lock);
     free(o);
     tl->priv = NULL;

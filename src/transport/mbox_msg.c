@@ -1,0 +1,103 @@
+/*
+ * mbox_msg.c - building and applying mailbox messages (mbox_msg.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "transport/mbox_msg.h"
+
+int fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx)
+{
+    b->rank = rank;
+    b->size = size;
+    b->nidx = nidx;
+    b->len = (size_t)size * (size_t)nidx * FMPL_TL_LINE;
+    if (posix_memalign((void **)&b->mbox, 4096, b->len) != 0) {
+        b->mbox = NULL;
+        return FMPL_ERR_NOMEM;
+    }
+    memset(b->mbox, 0, b->len);
+    return FMPL_SUCCESS;
+}
+
+void fmpl_mmsg_close(fmpl_mmsg_box_t *b)
+{
+    free(b->mbox);
+    b->mbox = NULL;
+}
+
+size_t fmpl_mmsg_notify(fmpl_mmsg_t *m, int rank, int idx, unsigned off, const void *rec,
+                        unsigned len)
+{
+    if (len < 8 || len > FMPL_MMSG_REC_MAX || off % 8 || off + len > FMPL_TL_LINE)
+        return 0;
+    *m = (fmpl_mmsg_t){ .kind = FMPL_MMSG_NOTIFY, .off = (uint8_t)off, .len = (uint8_t)len,
+                        .writer = rank, .idx = (uint32_t)idx };
+    memcpy(m->u.rec, rec, len);
+    return FMPL_MMSG_HDR + len;
+}
+
+size_t fmpl_mmsg_cas_request(fmpl_mmsg_box_t *b, fmpl_mmsg_t *m, int rank, int idx,
+                             unsigned off, uint64_t expect, uint64_t desired)
+{
+    *m = (fmpl_mmsg_t){ .kind = FMPL_MMSG_CAS, .off = (uint8_t)off, .writer = rank,
+                        .idx = (uint32_t)idx, .cookie = ++b->cas_cookie };
+    m->u.cas.expect = expect;
+    m->u.cas.desired = desired;
+    b->cas = (fmpl_tl_comp_t){ 1, FMPL_SUCCESS };
+    return FMPL_MMSG_HDR + sizeof m->u.cas;
+}
+
+/* the line (writer, idx) and bytes [off, off + len) are in the mailbox */
+static int line_ok(const fmpl_mmsg_box_t *b, int writer, const fmpl_mmsg_t *m, unsigned len)
+{
+    return writer >= 0 && writer < b->size && m->idx < (unsigned)b->nidx && m->off % 8 == 0 &&
+           len >= 8 && m->off + len <= FMPL_TL_LINE;
+}
+
+void fmpl_mmsg_cas_local(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, uint64_t expect,
+                         uint64_t desired, uint64_t *res)
+{
+    *res = expect;
+    atomic_compare_exchange_strong_explicit(fmpl_mmsg_word(b, peer, idx, off), res, desired,
+                                            memory_order_acq_rel, memory_order_acquire);
+}
+
+void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len)
+{
+    if (len < FMPL_MMSG_HDR || (from >= 0 && m->writer != from))
+        return;
+    int w = m->writer;
+    switch (m->kind) {
+    case FMPL_MMSG_NOTIFY: {
+        if (m->len > FMPL_MMSG_REC_MAX || len < FMPL_MMSG_HDR + m->len || !line_ok(b, w, m, m->len))
+            break;
+        _Atomic uint64_t *word = fmpl_mmsg_word(b, w, (int)m->idx, m->off);
+        uint64_t first;
+        memcpy(&first, m->u.rec, sizeof first);
+        /* the rest of the record, then the word that publishes it */
+        memcpy((uint8_t *)(void *)word + 8, m->u.rec + 8, m->len - 8u);
+        atomic_store_explicit(word, first, memory_order_release);
+        break;
+    }
+    case FMPL_MMSG_CAS: {
+        if (len < FMPL_MMSG_HDR + sizeof m->u.cas || !line_ok(b, w, m, 8))
+            break;
+        fmpl_mmsg_t a = { .kind = FMPL_MMSG_ANSWER, .writer = b->rank, .cookie = m->cookie };
+        fmpl_mmsg_cas_local(b, w, (int)m->idx, m->off, m->u.cas.expect, m->u.cas.desired,
+                            &a.u.old);
+        b->answer(b, w, &a, FMPL_MMSG_HDR + sizeof a.u.old);
+        break;
+    }
+    case FMPL_MMSG_ANSWER:
+        if (len >= FMPL_MMSG_HDR + sizeof m->u.old && m->cookie == b->cas_cookie &&
+            b->cas.pending > 0) {
+            b->cas_old = m->u.old;
+            __atomic_fetch_sub(&b->cas.pending, 1, __ATOMIC_RELEASE);
+        }
+        break;
+    default:
+        break;                     /* a failed receive: nothing came */
+    }
+}

@@ -1,0 +1,107 @@
+/*
+ * mbox_msg.h - a mailbox kept by messages, for the transports whose
+ * network can order a message behind the RMA writes before it but not the
+ * bytes of one write (libfabric, InfiniBand verbs).
+ *
+ * Each process keeps its mailbox area [size][nidx] x 64 B in its own
+ * memory: line (w, i) is what writer w tells us about index i, and only
+ * our own CPU writes it.  A peer's notification arrives as a message
+ * (which line, offset, the record); applying it copies the record's bytes
+ * [8, len) into the line and then stores the first word with release
+ * order, so a reader that sees the new word sees the whole record, and -
+ * because the network completed the message only after the writes before
+ * it - every put before it.  An RMA write of the record itself could make
+ * its first word visible before the rest: neither libfabric nor the
+ * InfiniBand specification orders the bytes inside one transfer.
+ *
+ * CAS on a word of our own lines is a CPU compare-and-swap; on our line
+ * in a peer's mailbox it is a request message that the peer applies with
+ * a CPU CAS there and answers.  Every change to a mailbox word is then
+ * made by its owner's CPU in message order, so CASes are atomic with
+ * respect to notifications (network atomics need not be atomic with
+ * respect to CPU stores, and could overtake a notification still queued).
+ *
+ * The transport moves the messages; this file builds and applies them
+ * (mbox_msg.c).  Used by src/transport/ofi and src/transport/dcfa.
+ */
+#ifndef FMPL_MBOX_MSG_H
+#define FMPL_MBOX_MSG_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/transport.h"
+
+#define FMPL_MMSG_REC_MAX 32       /* largest notify record */
+
+enum { FMPL_MMSG_NOTIFY = 1, FMPL_MMSG_CAS = 2, FMPL_MMSG_ANSWER = 3 };
+
+/* What peers send each other: a notification, a CAS request on the
+ * sender's line in our mailbox, or the answer to one of ours. */
+typedef struct fmpl_mmsg {
+    uint8_t kind;
+    uint8_t off;                   /* NOTIFY, CAS: offset in the line */
+    uint8_t len;                   /* NOTIFY: record bytes */
+    uint8_t pad;
+    int32_t writer;                /* the sender's rank: whose line */
+    uint32_t idx;                  /* NOTIFY, CAS: the line's index */
+    uint32_t cookie;               /* CAS, ANSWER: which request */
+    union {
+        uint8_t rec[FMPL_MMSG_REC_MAX];                 /* NOTIFY */
+        struct { uint64_t expect, desired; } cas;       /* CAS */
+        uint64_t old;                                   /* ANSWER */
+    } u;
+} fmpl_mmsg_t;
+
+#define FMPL_MMSG_HDR offsetof(fmpl_mmsg_t, u)
+
+typedef struct fmpl_mmsg_box fmpl_mmsg_box_t;
+
+/* The mailbox and our one outgoing CAS (FMPL makes one at a time). */
+struct fmpl_mmsg_box {
+    uint8_t *mbox;                 /* [size][nidx] lines */
+    size_t len;
+    int rank, size, nidx;
+    uint32_t cas_cookie;
+    fmpl_tl_comp_t cas;            /* pending until the answer comes */
+    uint64_t cas_old;
+    /* send `m` (`len` bytes) to `peer` from inside apply: the answer to a
+     * CAS request (the transport's progress is running) */
+    int (*answer)(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+    void *ctx;                     /* the transport's */
+};
+
+/* Allocate and clear the mailbox area. */
+int  fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx);
+void fmpl_mmsg_close(fmpl_mmsg_box_t *b);
+
+/* where word `off` of line (writer, idx) sits in our mailbox */
+static inline _Atomic uint64_t *fmpl_mmsg_word(const fmpl_mmsg_box_t *b, int writer, int idx,
+                                               unsigned off)
+{
+    size_t at = ((size_t)writer * (size_t)b->nidx + (size_t)idx) * FMPL_TL_LINE + off;
+    return (_Atomic uint64_t *)(void *)(b->mbox + at);
+}
+
+/* Build the notification `rank` sends about (idx, off): its length to
+ * send, or 0 when the record does not fit a line (FMPL_ERR_ARG). */
+size_t fmpl_mmsg_notify(fmpl_mmsg_t *m, int rank, int idx, unsigned off, const void *rec,
+                        unsigned len);
+
+/* Build the CAS request `rank` sends about its line (idx, off) in a
+ * peer's mailbox and mark our CAS pending; returns the length to send. */
+size_t fmpl_mmsg_cas_request(fmpl_mmsg_box_t *b, fmpl_mmsg_t *m, int rank, int idx,
+                             unsigned off, uint64_t expect, uint64_t desired);
+
+/* Apply a message of `len` bytes that came from `from` (the rank the
+ * network says sent it, or -1 when it cannot say: then the message's own
+ * writer field is taken).  A message that names a line outside the
+ * mailbox, or another writer than its sender, is dropped. */
+void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len);
+
+/* CAS on our own line (writer `peer`, idx, off): *res gets the old value. */
+void fmpl_mmsg_cas_local(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, uint64_t expect,
+                         uint64_t desired, uint64_t *res);
+
+#endif
