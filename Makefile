@@ -31,7 +31,8 @@ VERSION = 0.1.0
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            openmpi-bin libopenmpi-dev valgrind \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
-           liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2
+           liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2 \
+           libibverbs-dev ibverbs-providers rdma-core
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -47,13 +48,21 @@ ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
 OFI_SRC := $(wildcard src/transport/ofi/*.c) src/transport/route/route.c
 OFI_LIBS := -ldl
 endif
-LIBS = $(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm
+# The InfiniBand verbs transport (src/transport/dcfa) when rdma-core's
+# libibverbs is there (it is after `make deps`).
+ifneq ($(shell pkg-config --exists libibverbs 2>/dev/null && echo yes),)
+ALLCFLAGS += -DFMPL_HAVE_VERBS
+VERBS_SRC := $(wildcard src/transport/dcfa/*.c)
+VERBS_LIBS := -libverbs
+endif
+LIBS = $(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm
 
 LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
                       src/transport/tcw/*.c src/transport/peach2/*.c \
                       src/transport/ib/*.c src/transport/tca/*.c \
-                      src/transport/route/route_core.c src/fortran/*.c) $(OFI_SRC)
+                      src/transport/route/route_core.c src/fortran/*.c) $(OFI_SRC) \
+           $(VERBS_SRC)
 LIB_OBJ := $(LIB_SRC:%.c=build/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/transport/*/*.h)
 
@@ -139,7 +148,7 @@ bin/fmplrun: tools/fmplrun.c $(HDRS)
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
-             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) -lpthread -lrt -lm|g'
+             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(PC_SED) $< > $@
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile

@@ -12,6 +12,7 @@
  *   FMPL_TRANSPORT=peach2            an emulated PEACH2 sub-cluster (up to 16 nodes)
  *   FMPL_TRANSPORT=tca               emulated HA-PACS/TCA: PEACH2 sub-clusters
  *                                    and InfiniBand, routed per peer and size
+ *   FMPL_TRANSPORT=dcfa              InfiniBand (or RoCE) verbs, every peer
  * The decision is a function of what every rank published, so every rank
  * makes the same one (the transports' start-ups are collective).
  */
@@ -35,6 +36,9 @@ static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops, &f
 #ifdef FMPL_HAVE_OFI
                                                 &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
+#ifdef FMPL_HAVE_VERBS
+                                                &fmpl_dcfa_ops,
+#endif
 };
 
 static const fmpl_tl_ops_t *by_name(const char *want)
@@ -42,10 +46,15 @@ static const fmpl_tl_ops_t *by_name(const char *want)
     for (size_t i = 0; i < sizeof all_ops / sizeof all_ops[0]; i++)
         if (strcmp(all_ops[i]->name, want) == 0)
             return all_ops[i];
-    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2, tca%s)",
-                 want,
+    fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2, "
+                 "tca%s%s)", want,
 #ifdef FMPL_HAVE_OFI
-                 ", ofi, route"
+                 ", ofi, route",
+#else
+                 "",
+#endif
+#ifdef FMPL_HAVE_VERBS
+                 ", dcfa"
 #else
                  ""
 #endif

@@ -278,6 +278,9 @@ extern const fmpl_tl_ops_t fmpl_tca_ops;   /* HA-PACS/TCA, emulated: PEACH2 sub-
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */
 #endif
+#ifdef FMPL_HAVE_VERBS
+extern const fmpl_tl_ops_t fmpl_dcfa_ops;  /* InfiniBand verbs: FMPL_TRANSPORT=dcfa */
+#endif
 
 /* Inline wrappers: the only way the upper layers touch a transport. */
 /* Is `peer` (-1: any) reached through the kernel's network stack? */

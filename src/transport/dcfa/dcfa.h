@@ -1,0 +1,162 @@
+/*
+ * dcfa.h - the InfiniBand verbs transport (private to src/transport/dcfa/).
+ *
+ * FMPL straight on rdma-core's libibverbs, after the DCFA paper (seeds/001):
+ * the process posts work requests and polls completions itself, with no
+ * library in between.  This first step runs in direct mode - the process
+ * opens the device and owns its protection domain, registrations and
+ * queue pairs; the host-side agent of the paper's split is to come.
+ *
+ *   queue pairs  one RC queue pair per peer, created at open and connected
+ *                through the bootstrap's modex (QP numbers, LID, GID).
+ *   put          RDMA WRITE from the sender's buffer straight into the
+ *                receiver's (the paper's one zero-copy write).  A source
+ *                of up to FMPL_DCFA_BOUNCE bytes is copied into a
+ *                registered bounce slot first (registering it would cost
+ *                more than the copy) and is free again at once; a larger
+ *                one is registered for the write and deregistered when
+ *                the write completes.
+ *   get          RDMA READ into the destination, registered the same way.
+ *   mailbox      kept by messages (transport/mbox_msg.h): a notification
+ *                or CAS request is a SEND on the peer's queue pair, into
+ *                receives posted on one shared receive queue.  Why a SEND
+ *                and not an RDMA WRITE of the record: the InfiniBand
+ *                specification (vol. 1, 9.5, transaction ordering) has an
+ *                RC responder execute requests in the order sent, and
+ *                reports a receive's completion only once the request is
+ *                executed - so when our progress sees the SEND, every
+ *                RDMA WRITE sent before it on that queue pair has been
+ *                placed in our memory; nothing in the specification
+ *                orders the placement of the bytes of a WRITE against
+ *                a CPU polling them.  Progress then applies the record
+ *                (first word last, with release order).
+ *   threads      the mailbox's messages are applied, and CAS requests
+ *                answered, only in our progress: when the process computes
+ *                outside FMPL, or waits in the launcher's fence in
+ *                fmpl_finalize, a ticker thread (transport/ticker.h) makes
+ *                it.  One recursive lock serialises every entry point with
+ *                it (progress only tries it: a caller that finds the lock
+ *                taken has nothing to do).
+ *   completions  one CQ for sends and receives; every send request is
+ *                signalled (its completion frees its slot in the send
+ *                queue, its bounce slot or its registration, and counts
+ *                down its fmpl_tl_comp_t).  A completion in error names
+ *                the verb and the peer, marks the peer failed, and ends
+ *                waits on it with FMPL_ERR_PEER.
+ *
+ * Keys: fmpl_tl_key_t.addr is the buffer's virtual address (InfiniBand
+ * addresses registered memory by it), kind the rkey, id the registration's
+ * slot in our table (for mem_dereg).
+ */
+#ifndef FMPL_DCFA_H
+#define FMPL_DCFA_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <infiniband/verbs.h>
+
+#include "transport/mbox_msg.h"
+#include "transport/ticker.h"
+#include "transport/transport.h"
+
+#define FMPL_DCFA_SQ      128      /* send requests in flight per queue pair */
+#define FMPL_DCFA_NRECV   512      /* receives kept posted on the shared queue */
+#define FMPL_DCFA_BOUNCE  8192     /* sources up to this size are copied */
+#define FMPL_DCFA_NBOUNCE 64       /* bounce slots */
+#define FMPL_DCFA_MAX_WR  (1u << 30)   /* largest single transfer */
+
+/* One send request in flight: what its completion releases. */
+typedef struct fmpl_dcfa_op {
+    struct fmpl_dcfa_op *next;     /* free list */
+    fmpl_tl_comp_t *comp;          /* counted down, or NULL */
+    struct ibv_mr *mr;             /* a registration for this request only */
+    int bounce;                    /* its bounce slot, or -1 */
+    int peer;
+    const char *verb;              /* for the message when it fails */
+} fmpl_dcfa_op_t;
+
+/* A registration handed out by mem_reg or made by mem_alloc. */
+typedef struct fmpl_dcfa_reg {
+    uintptr_t base;
+    size_t len;
+    struct ibv_mr *mr;
+    unsigned refs;                 /* keys not yet deregistered */
+    int allocated;                 /* mem_alloc's: ours to free */
+} fmpl_dcfa_reg_t;
+
+typedef struct fmpl_dcfa {
+    fmpl_tl_t *tl;
+    struct ibv_context *ctx;
+    struct ibv_pd *pd;
+    struct ibv_cq *cq;
+    struct ibv_srq *srq;
+    uint8_t port;
+    int gid_index;
+    union ibv_gid gid;
+    uint16_t lid;
+    enum ibv_mtu mtu;
+    int roce;                      /* Ethernet link layer: addressed by GID */
+    uint32_t max_inline;
+    struct ibv_qp **qp;            /* [size], NULL for ourselves */
+    int *sq_used;                  /* [size] send requests in flight */
+    uint32_t *qpn_peer;            /* [size] the peer's queue pair for us */
+    fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
+    fmpl_mmsg_t *rx;               /* [FMPL_DCFA_NRECV] receive buffers */
+    struct ibv_mr *rx_mr;
+    uint8_t *bounce;               /* [FMPL_DCFA_NBOUNCE][FMPL_DCFA_BOUNCE] */
+    struct ibv_mr *bounce_mr;
+    int bounce_free[FMPL_DCFA_NBOUNCE], nbounce_free;
+    fmpl_dcfa_op_t *ops, *op_free;
+    fmpl_dcfa_reg_t *reg;          /* [nreg], [cap] room */
+    int nreg, cap;
+    int failed_peer;               /* a peer a completion reported unreachable */
+    pthread_mutex_t lock;          /* recursive: entry points, progress (tried) */
+    int locked_init;
+    fmpl_ticker_t ticker;
+} fmpl_dcfa_t;
+
+static inline fmpl_dcfa_t *fmpl_dcfa_of(fmpl_tl_t *tl) { return (fmpl_dcfa_t *)tl->priv; }
+
+/* dcfa_ops.c */
+int  fmpl_dcfa_progress(fmpl_tl_t *tl);
+/* Wait until *pending is 0, making progress; `peer` gone ends it. */
+int  fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer);
+/* Post `wr` (one request) on `peer`'s queue pair, waiting for room in its
+ * send queue; `op` (taken from the free list) is released on failure. */
+int  fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op);
+/* A free op (making progress until one is), or NULL when `peer` is gone. */
+fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer);
+void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op);
+/* A verbs call failed with errno value `err`: say so, return the code. */
+int  fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer);
+
+/* dcfa_mem.c */
+int  fmpl_dcfa_mem_open(fmpl_dcfa_t *d);
+void fmpl_dcfa_mem_close(fmpl_dcfa_t *d);
+int  fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
+void fmpl_dcfa_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
+void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len);
+int  fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p);
+/* An lkey for [addr, addr + len): a registration of ours that covers it
+ * (*own NULL), or a new one the caller deregisters (*own). */
+int  fmpl_dcfa_local(fmpl_dcfa_t *d, void *addr, size_t len, int access, uint32_t *lkey,
+                     struct ibv_mr **own);
+/* A bounce slot (-1: none free) */
+int  fmpl_dcfa_bounce_get(fmpl_dcfa_t *d);
+void fmpl_dcfa_bounce_put(fmpl_dcfa_t *d, int slot);
+
+/* dcfa_rma.c */
+int  fmpl_dcfa_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
+                   uint64_t roff);
+int  fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t len);
+int  fmpl_dcfa_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+volatile void *fmpl_dcfa_mbox_in(fmpl_tl_t *tl, int peer, int idx);
+int  fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                      unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
+int  fmpl_dcfa_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                        uint64_t expect, uint64_t desired, uint64_t *old);
+
+#endif

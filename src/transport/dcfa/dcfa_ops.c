@@ -1,0 +1,600 @@
+/*
+ * dcfa_ops.c - device, queue pairs, completions and the ops table of the
+ * InfiniBand verbs transport (see dcfa.h).
+ *
+ *   FMPL_DCFA_DEVICE=NAME      the device (default: the first with an
+ *                              active port)
+ *   FMPL_DCFA_PORT=N           its port (default: the first active one)
+ *   FMPL_DCFA_GID_INDEX=N      the source GID on RoCE (default: the first
+ *                              IPv4-mapped GID - RoCE v2 over the port's
+ *                              IPv4 address -, else GID 0)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/dcfa/dcfa.h"
+
+/* receive requests carry their buffer's index with this bit; send
+ * requests the address of their op (user-space pointers never have it) */
+#define RECV_TAG (1ull << 63)
+#define NOPS 4096                  /* send requests in flight at most */
+#define WAIT_SPIN 1024
+
+/* What a rank publishes: its port's address, then (under "dcfa.qK") the
+ * numbers of its queue pairs for ranks K*QPN_CHUNK ... */
+typedef struct dcfa_card {
+    uint8_t gid[16];
+    uint16_t lid;
+    uint8_t mtu;                   /* enum ibv_mtu */
+    uint8_t roce;
+} dcfa_card_t;
+#define QPN_CHUNK (FMPL_BOOT_VALUE_MAX / 4)
+
+int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
+{
+    if (peer >= 0)
+        fmpl_log_err("dcfa: %s (rank %d): %s", verb, peer, strerror(err));
+    else
+        fmpl_log_err("dcfa: %s: %s", verb, strerror(err));
+    switch (err) {
+    case ENOMEM:
+        return FMPL_ERR_NOMEM;
+    case ENOSYS: case EOPNOTSUPP:
+        return FMPL_ERR_UNSUPPORTED;
+    case ETIMEDOUT: case ECONNRESET: case ECONNREFUSED: case EHOSTUNREACH: case EIO:
+        if (peer >= 0 && d)
+            d->failed_peer = peer;
+        return FMPL_ERR_PEER;
+    default:
+        return FMPL_ERR_SYSTEM;
+    }
+}
+
+/* ---- send requests ---------------------------------------------------- */
+
+fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
+{
+    unsigned long spins = 0;
+    while (!d->op_free) {
+        if (fmpl_dcfa_progress(d->tl) != 0)
+            continue;
+        if (++spins > WAIT_SPIN)
+            sched_yield();
+        if (spins % 256 == 0 &&
+            (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0))
+            return NULL;
+    }
+    fmpl_dcfa_op_t *op = d->op_free;
+    d->op_free = op->next;
+    *op = (fmpl_dcfa_op_t){ .bounce = -1, .peer = peer };
+    return op;
+}
+
+/* Release what the request held; its comp counts down last, so that a
+ * waiter that sees 0 finds the status set. */
+void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
+{
+    if (op->mr)
+        ibv_dereg_mr(op->mr);
+    if (op->bounce >= 0)
+        fmpl_dcfa_bounce_put(d, op->bounce);
+    if (op->comp)
+        __atomic_fetch_sub(&op->comp->pending, 1, __ATOMIC_RELEASE);
+    op->next = d->op_free;
+    d->op_free = op;
+}
+
+static int idle(fmpl_dcfa_t *d, int peer, unsigned long *spins)
+{
+    if (++*spins > WAIT_SPIN)
+        sched_yield();
+    if (*spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    if (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0)
+        return FMPL_ERR_PEER;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op)
+{
+    unsigned long spins = 0;
+    int rc = FMPL_SUCCESS;
+    while (d->sq_used[peer] >= FMPL_DCFA_SQ && rc == FMPL_SUCCESS)
+        if (fmpl_dcfa_progress(d->tl) == 0)
+            rc = idle(d, peer, &spins);
+    if (rc == FMPL_SUCCESS && d->failed_peer == peer)
+        rc = FMPL_ERR_PEER;
+    if (op->comp)
+        __atomic_fetch_add(&op->comp->pending, 1, __ATOMIC_RELAXED);
+    if (rc != FMPL_SUCCESS) {
+        fmpl_dcfa_op_put(d, op);
+        return rc;
+    }
+    wr->wr_id = (uint64_t)(uintptr_t)op;
+    wr->send_flags |= IBV_SEND_SIGNALED;
+    wr->next = NULL;
+    struct ibv_send_wr *bad = NULL;
+    int e = ibv_post_send(d->qp[peer], wr, &bad);
+    if (e) {
+        fmpl_dcfa_op_put(d, op);
+        return fmpl_dcfa_error(d, e, "ibv_post_send", peer);
+    }
+    d->sq_used[peer]++;
+    return FMPL_SUCCESS;
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static int post_recv(fmpl_dcfa_t *d, int i)
+{
+    struct ibv_sge sge = { .addr = (uintptr_t)&d->rx[i], .length = sizeof d->rx[i],
+                           .lkey = d->rx_mr->lkey };
+    struct ibv_recv_wr wr = { .wr_id = RECV_TAG | (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+    struct ibv_recv_wr *bad = NULL;
+    int e = ibv_post_srq_recv(d->srq, &wr, &bad);
+    return e ? fmpl_dcfa_error(d, e, "ibv_post_srq_recv", -1) : FMPL_SUCCESS;
+}
+
+/* the peer whose queue pair (ours) a receive came on */
+static int peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
+{
+    for (int r = 0; r < d->tl->size; r++)
+        if (d->qp[r] && d->qp[r]->qp_num == qpn)
+            return r;
+    return -1;
+}
+
+static int progress_locked(fmpl_dcfa_t *d)
+{
+    struct ibv_wc wc[16];
+    int n = 0;
+    for (;;) {
+        int got = ibv_poll_cq(d->cq, 16, wc);
+        if (got < 0) {
+            fmpl_dcfa_error(d, EIO, "ibv_poll_cq", -1);
+            return n;
+        }
+        for (int i = 0; i < got; i++) {
+            if (wc[i].wr_id & RECV_TAG) {
+                int slot = (int)(wc[i].wr_id & ~RECV_TAG);
+                if (wc[i].status != IBV_WC_SUCCESS) {
+                    if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
+                        fmpl_log_err("dcfa: a receive failed: %s",
+                                     ibv_wc_status_str(wc[i].status));
+                    continue;      /* the queue is going away */
+                }
+                fmpl_mmsg_apply(&d->box, peer_of_qp(d, wc[i].qp_num), &d->rx[slot],
+                                wc[i].byte_len);
+                post_recv(d, slot);
+                continue;
+            }
+            fmpl_dcfa_op_t *op = (fmpl_dcfa_op_t *)(uintptr_t)wc[i].wr_id;
+            d->sq_used[op->peer]--;
+            if (wc[i].status != IBV_WC_SUCCESS) {
+                fmpl_log_err("dcfa: %s to rank %d failed: %s", op->verb ? op->verb : "a request",
+                             op->peer, ibv_wc_status_str(wc[i].status));
+                d->failed_peer = op->peer;
+                if (op->comp && op->comp->status == FMPL_SUCCESS)
+                    op->comp->status = FMPL_ERR_PEER;
+            }
+            fmpl_dcfa_op_put(d, op);
+        }
+        n += got;
+        if (got < 16)
+            return n;
+    }
+}
+
+/* One caller at a time: the ticker, the application's threads, and a
+ * wait inside one of our entry points (which holds the lock already). */
+int fmpl_dcfa_progress(fmpl_tl_t *tl)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    fmpl_ticker_note(&d->ticker);
+    if (pthread_mutex_trylock(&d->lock) != 0)
+        return 0;
+    int n = progress_locked(d);
+    pthread_mutex_unlock(&d->lock);
+    return n;
+}
+
+int fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer)
+{
+    unsigned long spins = 0;
+    while (*pending > 0) {
+        if (fmpl_dcfa_progress(d->tl) != 0)
+            continue;
+        int rc = idle(d, peer, &spins);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* ---- the device --------------------------------------------------------- */
+
+static int env_int(const char *name, int lo, int hi, int *v)
+{
+    const char *s = getenv(name);
+    if (!s || !*s)
+        return 0;
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (*end || x < lo || x > hi) {
+        fmpl_log_err("%s=%s: not a number from %d to %d", name, s, lo, hi);
+        return -1;
+    }
+    *v = (int)x;
+    return 1;
+}
+
+/* The first IPv4-mapped GID (::ffff:a.b.c.d: RoCE v2 over IPv4), else 0. */
+static int pick_gid(fmpl_dcfa_t *d, int tbl_len)
+{
+    for (int i = 0; i < tbl_len; i++) {
+        union ibv_gid g;
+        if (ibv_query_gid(d->ctx, d->port, i, &g) != 0)
+            continue;
+        static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+        if (memcmp(g.raw, v4, sizeof v4) == 0)
+            return i;
+    }
+    return 0;
+}
+
+static int open_device(fmpl_dcfa_t *d)
+{
+    const char *want = getenv("FMPL_DCFA_DEVICE");
+    int port = 0, gidx = -1;
+    if (env_int("FMPL_DCFA_PORT", 1, 255, &port) < 0 ||
+        env_int("FMPL_DCFA_GID_INDEX", 0, 65535, &gidx) < 0)
+        return FMPL_ERR_ARG;
+    int n = 0;
+    struct ibv_device **list = ibv_get_device_list(&n);
+    if (!list || n == 0) {
+        fmpl_log_err("dcfa: no InfiniBand or RoCE device here (ibv_get_device_list found "
+                     "none)");
+        if (list)
+            ibv_free_device_list(list);
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    struct ibv_port_attr pa;
+    for (int i = 0; i < n && !d->ctx; i++) {
+        if (want && *want && strcmp(ibv_get_device_name(list[i]), want) != 0)
+            continue;
+        struct ibv_context *c = ibv_open_device(list[i]);
+        struct ibv_device_attr da;
+        if (!c)
+            continue;
+        if (ibv_query_device(c, &da) != 0) {
+            ibv_close_device(c);
+            continue;
+        }
+        for (int p = port ? port : 1; p <= (port ? port : da.phys_port_cnt); p++)
+            if (ibv_query_port(c, (uint8_t)p, &pa) == 0 && pa.state == IBV_PORT_ACTIVE) {
+                d->ctx = c;
+                d->port = (uint8_t)p;
+                break;
+            }
+        if (!d->ctx)
+            ibv_close_device(c);
+    }
+    ibv_free_device_list(list);
+    if (!d->ctx) {
+        fmpl_log_err("dcfa: no active port on %s%s%s", want && *want ? "device " : "any device",
+                     want && *want ? want : "", port ? " (FMPL_DCFA_PORT)" : "");
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    d->roce = pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+    d->lid = pa.lid;
+    d->mtu = pa.active_mtu;
+    d->gid_index = gidx >= 0 ? gidx : d->roce ? pick_gid(d, pa.gid_tbl_len) : 0;
+    if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) != 0) {
+        fmpl_log_err("dcfa: %s port %d has no GID %d", ibv_get_device_name(d->ctx->device),
+                     d->port, d->gid_index);
+        return FMPL_ERR_ARG;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* ---- queue pairs -------------------------------------------------------- */
+
+static int create_qps(fmpl_dcfa_t *d)
+{
+    fmpl_tl_t *tl = d->tl;
+    d->max_inline = sizeof(fmpl_mmsg_t);
+    for (int r = 0; r < tl->size; r++) {
+        if (r == tl->rank)
+            continue;
+        struct ibv_qp_init_attr a = {
+            .send_cq = d->cq, .recv_cq = d->cq, .srq = d->srq, .qp_type = IBV_QPT_RC,
+            .cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
+                     .max_inline_data = sizeof(fmpl_mmsg_t) } };
+        d->qp[r] = ibv_create_qp(d->pd, &a);
+        if (!d->qp[r])
+            return fmpl_dcfa_error(d, errno, "ibv_create_qp", r);
+        if (a.cap.max_inline_data < d->max_inline)
+            d->max_inline = a.cap.max_inline_data;
+        struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
+                                 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+                                                    IBV_ACCESS_REMOTE_WRITE |
+                                                    IBV_ACCESS_REMOTE_READ };
+        int e = ibv_modify_qp(d->qp[r], &m,
+                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+        if (e)
+            return fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r);
+    }
+    return FMPL_SUCCESS;
+}
+
+/* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
+ * 4.096 us x 2^14 = 67 ms, 7 retries: a peer whose queue pair is gone
+ * fails the request within about half a second; receiver-not-ready
+ * retries for ever (the peer reposts its receives as it applies them). */
+static int connect_qp(fmpl_dcfa_t *d, int r, const dcfa_card_t *c, uint32_t qpn,
+                      uint8_t rd_atom)
+{
+    struct ibv_qp_attr m = {
+        .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
+        .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = rd_atom, .min_rnr_timer = 12,
+        .ah_attr = { .dlid = c->lid, .sl = 0, .src_path_bits = 0, .port_num = d->port } };
+    if (d->roce || c->roce) {
+        m.ah_attr.is_global = 1;
+        memcpy(m.ah_attr.grh.dgid.raw, c->gid, 16);
+        m.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
+        m.ah_attr.grh.hop_limit = 64;
+    }
+    int e = ibv_modify_qp(d->qp[r], &m,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
+    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+                             .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = rd_atom };
+    e = ibv_modify_qp(d->qp[r], &s,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    return e ? fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r) : FMPL_SUCCESS;
+}
+
+/* Publish our address and queue pair numbers, read everybody's, connect. */
+static int exchange(fmpl_dcfa_t *d, uint8_t rd_atom)
+{
+    fmpl_tl_t *tl = d->tl;
+    fmpl_boot_t *b = tl->boot;
+    dcfa_card_t card = { .lid = d->lid, .mtu = (uint8_t)d->mtu, .roce = (uint8_t)d->roce };
+    memcpy(card.gid, d->gid.raw, 16);
+    int rc = b->ops->put(b, "dcfa", &card, sizeof card);
+    uint32_t chunk[QPN_CHUNK];
+    for (int k = 0; rc == FMPL_SUCCESS && k * QPN_CHUNK < tl->size; k++) {
+        int n = 0;
+        for (int r = k * QPN_CHUNK; r < tl->size && n < QPN_CHUNK; r++, n++)
+            chunk[n] = d->qp[r] ? d->qp[r]->qp_num : 0;
+        char key[32];
+        snprintf(key, sizeof key, "dcfa.q%d", k);
+        rc = b->ops->put(b, key, chunk, (size_t)n * sizeof chunk[0]);
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = b->ops->fence(b);
+    /* rank r's queue pair for us is entry `rank` of its chunk rank / QPN_CHUNK */
+    char key[32];
+    snprintf(key, sizeof key, "dcfa.q%d", tl->rank / QPN_CHUNK);
+    for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
+        if (r == tl->rank)
+            continue;
+        dcfa_card_t c;
+        size_t len = sizeof c, clen = sizeof chunk;
+        rc = b->ops->get(b, r, "dcfa", &c, &len);
+        if (rc == FMPL_SUCCESS && len == sizeof c)
+            rc = b->ops->get(b, r, key, chunk, &clen);
+        if (rc != FMPL_SUCCESS || len != sizeof c ||
+            clen <= (size_t)(tl->rank % QPN_CHUNK) * sizeof chunk[0]) {
+            fmpl_log_err("dcfa: rank %d published no verbs address", r);
+            return rc != FMPL_SUCCESS ? rc : FMPL_ERR_INTERNAL;
+        }
+        d->qpn_peer[r] = chunk[tl->rank % QPN_CHUNK];
+        rc = connect_qp(d, r, &c, d->qpn_peer[r], rd_atom);
+    }
+    /* nobody sends before everybody's queue pairs are ready to receive */
+    if (rc == FMPL_SUCCESS)
+        rc = b->ops->fence(b);
+    return rc;
+}
+
+static void dcfa_close(fmpl_tl_t *tl);
+
+static int dcfa_open(fmpl_tl_t *tl)
+{
+    fmpl_dcfa_t *d = calloc(1, sizeof *d);
+    if (!d)
+        return FMPL_ERR_NOMEM;
+    d->tl = tl;
+    d->failed_peer = -1;
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&d->lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+    d->locked_init = 1;
+    tl->priv = d;
+    tl->max_inline = FMPL_MMSG_REC_MAX;
+    /* CAS by message (mbox_msg.h): no device atomics needed */
+    tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_SHARED_LINK;
+
+    int rc = open_device(d);
+    struct ibv_device_attr da;
+    if (rc == FMPL_SUCCESS && ibv_query_device(d->ctx, &da) != 0)
+        rc = fmpl_dcfa_error(d, errno ? errno : EIO, "ibv_query_device", -1);
+    if (rc == FMPL_SUCCESS && !(d->pd = ibv_alloc_pd(d->ctx)))
+        rc = fmpl_dcfa_error(d, errno, "ibv_alloc_pd", -1);
+    int cqe = tl->size * FMPL_DCFA_SQ + FMPL_DCFA_NRECV + 64;
+    if (rc == FMPL_SUCCESS && cqe > da.max_cqe)
+        cqe = da.max_cqe;
+    if (rc == FMPL_SUCCESS && !(d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)))
+        rc = fmpl_dcfa_error(d, errno, "ibv_create_cq", -1);
+    if (rc == FMPL_SUCCESS) {
+        struct ibv_srq_init_attr sa = { .attr = { .max_wr = FMPL_DCFA_NRECV, .max_sge = 1 } };
+        if (!(d->srq = ibv_create_srq(d->pd, &sa)))
+            rc = fmpl_dcfa_error(d, errno, "ibv_create_srq", -1);
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx);
+    d->box.answer = fmpl_dcfa_answer;
+    d->box.ctx = d;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_dcfa_mem_open(d);
+    if (rc == FMPL_SUCCESS) {
+        d->ops = calloc(NOPS, sizeof *d->ops);
+        d->qp = calloc((size_t)tl->size, sizeof *d->qp);
+        d->sq_used = calloc((size_t)tl->size, sizeof *d->sq_used);
+        d->qpn_peer = calloc((size_t)tl->size, sizeof *d->qpn_peer);
+        if (!d->ops || !d->qp || !d->sq_used || !d->qpn_peer)
+            rc = FMPL_ERR_NOMEM;
+    }
+    for (int i = 0; rc == FMPL_SUCCESS && i < NOPS; i++) {
+        d->ops[i].next = d->op_free;
+        d->op_free = &d->ops[i];
+    }
+    for (int i = 0; rc == FMPL_SUCCESS && i < FMPL_DCFA_NRECV; i++)
+        rc = post_recv(d, i);
+    if (rc == FMPL_SUCCESS)
+        rc = create_qps(d);
+    if (rc == FMPL_SUCCESS) {
+        uint8_t rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
+        rc = exchange(d, rd_atom ? rd_atom : 1);
+    }
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_ticker_start(&d->ticker, tl, fmpl_dcfa_progress, "dcfa");
+    if (rc != FMPL_SUCCESS) {
+        dcfa_close(tl);
+        return rc;
+    }
+    char gid[40];
+    snprintf(gid, sizeof gid, "%02x%02x:...:%02x%02x", d->gid.raw[0], d->gid.raw[1],
+             d->gid.raw[14], d->gid.raw[15]);
+    fmpl_log_info("dcfa: direct mode (this process owns the verbs resources), device %s port "
+                  "%d, %s, GID %d (%s), MTU %d, %d ranks, %d queue pairs, inline %u bytes",
+                  ibv_get_device_name(d->ctx->device), d->port, d->roce ? "RoCE" : "InfiniBand",
+                  d->gid_index, gid, 128 << d->mtu, tl->size, tl->size - 1, d->max_inline);
+    return FMPL_SUCCESS;
+}
+
+static void dcfa_close(fmpl_tl_t *tl)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    if (!d)
+        return;
+    fmpl_ticker_stop(&d->ticker);
+    /* let what is in flight end before its memory goes */
+    if (d->qp && d->cq) {
+        unsigned long spins = 0;
+        int busy = 1;
+        while (busy && spins < 100000) {
+            busy = 0;
+            for (int r = 0; r < tl->size; r++)
+                if (d->sq_used[r] && r != d->failed_peer)
+                    busy = 1;
+            if (busy && fmpl_dcfa_progress(tl) == 0 && idle(d, -1, &spins) != FMPL_SUCCESS)
+                break;
+        }
+    }
+    for (int r = 0; d->qp && r < tl->size; r++)
+        if (d->qp[r])
+            ibv_destroy_qp(d->qp[r]);
+    if (d->srq)
+        ibv_destroy_srq(d->srq);
+    if (d->cq)
+        ibv_destroy_cq(d->cq);
+    fmpl_dcfa_mem_close(d);
+    if (d->pd)
+        ibv_dealloc_pd(d->pd);
+    if (d->ctx)
+        ibv_close_device(d->ctx);
+    fmpl_mmsg_close(&d->box);
+    free(d->ops);
+    free(d->qp);
+    free(d->sq_used);
+    free(d->qpn_peer);
+    if (d->locked_init)
+        pthread_mutex_destroy(&d->lock);
+    free(d);
+    tl->priv = NULL;
+}
+
+/* ---- the entry points, each under the lock ------------------------------ */
+
+#define LOCKED(call)                                                          \
+    do {                                                                      \
+        fmpl_dcfa_t *d_ = fmpl_dcfa_of(tl);                                   \
+        pthread_mutex_lock(&d_->lock);                                        \
+        int rc_ = (call);                                                     \
+        pthread_mutex_unlock(&d_->lock);                                      \
+        return rc_;                                                           \
+    } while (0)
+
+static int l_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
+{ LOCKED(fmpl_dcfa_mem_reg(tl, addr, len, key)); }
+static int l_mem_free(fmpl_tl_t *tl, void *p) { LOCKED(fmpl_dcfa_mem_free(tl, p)); }
+static int l_put(fmpl_tl_t *tl, int peer, const void *src, size_t len, const fmpl_tl_key_t *key,
+                 uint64_t roff, fmpl_tl_comp_t *comp)
+{ LOCKED(fmpl_dcfa_put(tl, peer, src, len, key, roff, comp)); }
+static int l_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
+                 uint64_t roff)
+{ LOCKED(fmpl_dcfa_get(tl, peer, dst, len, key, roff)); }
+static int l_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+{ LOCKED(fmpl_dcfa_notify(tl, peer, idx, off, rec, len, flags, comp)); }
+static int l_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                      uint64_t expect, uint64_t desired, uint64_t *old)
+{ LOCKED(fmpl_dcfa_mbox_cas(tl, peer, idx, off, outgoing, expect, desired, old)); }
+
+static void l_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    pthread_mutex_lock(&d->lock);
+    fmpl_dcfa_mem_dereg(tl, key);
+    pthread_mutex_unlock(&d->lock);
+}
+
+static void *l_mem_alloc(fmpl_tl_t *tl, size_t len)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    pthread_mutex_lock(&d->lock);
+    void *p = fmpl_dcfa_mem_alloc(tl, len);
+    pthread_mutex_unlock(&d->lock);
+    return p;
+}
+
+static int dcfa_peer_ok(fmpl_tl_t *tl, int peer)
+{
+    return fmpl_dcfa_of(tl)->failed_peer != peer;
+}
+
+const fmpl_tl_ops_t fmpl_dcfa_ops = {
+    .size = sizeof(fmpl_tl_ops_t),
+    .name = "dcfa",
+    .open = dcfa_open,
+    .close = dcfa_close,
+    .mem_reg = l_mem_reg,
+    .mem_dereg = l_mem_dereg,
+    .mem_alloc = l_mem_alloc,
+    .mem_free = l_mem_free,
+    .put = l_put,
+    .put_strided = fmpl_tl_put_strided_by_put,   /* one put a block, each locked */
+    .put_iov = fmpl_tl_put_iov_by_put,
+    .get = l_get,
+    .mbox_in = fmpl_dcfa_mbox_in,
+    .notify = l_notify,
+    .mbox_cas = l_mbox_cas,
+    .progress = fmpl_dcfa_progress,
+    .peer_ok = dcfa_peer_ok,
+    .barrier = fmpl_tl_unsupported_barrier,
+    .bcast = fmpl_tl_unsupported_bcast,
+};

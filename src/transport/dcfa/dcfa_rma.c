@@ -1,0 +1,216 @@
+/*
+ * dcfa_rma.c - puts, gets and mailbox messages of the verbs transport
+ * (see dcfa.h).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "fmpl.h"
+#include "core/log.h"
+#include "transport/dcfa/dcfa.h"
+
+static int bad_peer(const fmpl_dcfa_t *d, int peer)
+{
+    return peer < 0 || peer >= d->tl->size || (!d->qp[peer] && peer != d->tl->rank);
+}
+
+/* Ourselves, through the CPU: keys are virtual addresses here, and a
+ * record applied at once comes after the copies before it.  (A queue
+ * pair connected to itself would do too, at a round trip's cost.) */
+static inline int self(const fmpl_dcfa_t *d, int peer) { return peer == d->tl->rank; }
+
+/* One RDMA WRITE of [src, src + len) to raddr: inline in the request
+ * when it fits, or from a bounce slot when it is small (the source is free
+ * again at once either way), else from the source itself, registered for
+ * this request (`comp` counts until it is done). */
+static int write_one(fmpl_dcfa_t *d, int peer, const uint8_t *src, size_t len, uint64_t raddr,
+                     uint32_t rkey, fmpl_tl_comp_t *comp)
+{
+    fmpl_dcfa_op_t *op = fmpl_dcfa_op_get(d, peer);
+    if (!op)
+        return FMPL_ERR_PEER;
+    op->verb = "RDMA WRITE";
+    struct ibv_sge sge = { .addr = (uintptr_t)src, .length = (uint32_t)len };
+    struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+                              .wr.rdma = { .remote_addr = raddr, .rkey = rkey } };
+    int slot = -1;
+    if (len <= d->max_inline) {
+        wr.send_flags = IBV_SEND_INLINE;
+    } else if (len <= FMPL_DCFA_BOUNCE && (slot = fmpl_dcfa_bounce_get(d)) >= 0) {
+        uint8_t *b = d->bounce + (size_t)slot * FMPL_DCFA_BOUNCE;
+        memcpy(b, src, len);
+        op->bounce = slot;
+        sge.addr = (uintptr_t)b;
+        sge.lkey = d->bounce_mr->lkey;
+    } else {
+        int rc = fmpl_dcfa_local(d, (void *)(uintptr_t)src, len, 0, &sge.lkey, &op->mr);
+        if (rc != FMPL_SUCCESS) {
+            fmpl_dcfa_op_put(d, op);
+            return rc;
+        }
+        op->comp = comp;
+    }
+    return fmpl_dcfa_post(d, peer, &wr, op);
+}
+
+int fmpl_dcfa_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    if (bad_peer(d, peer))
+        return FMPL_ERR_RANK;
+    if (self(d, peer)) {
+        memmove((void *)(uintptr_t)(key->addr + roff), src, len);
+        return FMPL_SUCCESS;
+    }
+    const uint8_t *s = src;
+    uint64_t raddr = key->addr + roff;
+    while (len) {
+        size_t n = len < FMPL_DCFA_MAX_WR ? len : FMPL_DCFA_MAX_WR;
+        int rc = write_one(d, peer, s, n, raddr, key->kind, comp);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        s += n;
+        raddr += n;
+        len -= n;
+    }
+    return FMPL_SUCCESS;
+}
+
+/* RDMA READ into dst, synchronous: the destination is registered for the
+ * reads (unless fmpl_alloc_mem's), which end before we return. */
+int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
+                  uint64_t roff)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    if (bad_peer(d, peer))
+        return FMPL_ERR_RANK;
+    if (len == 0)
+        return FMPL_SUCCESS;
+    if (self(d, peer)) {
+        memmove(dst, (const void *)(uintptr_t)(key->addr + roff), len);
+        return FMPL_SUCCESS;
+    }
+    uint32_t lkey;
+    struct ibv_mr *own = NULL;
+    int rc = fmpl_dcfa_local(d, dst, len, IBV_ACCESS_LOCAL_WRITE, &lkey, &own);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
+    uint8_t *p = dst;
+    uint64_t raddr = key->addr + roff;
+    for (size_t left = len; left && rc == FMPL_SUCCESS;) {
+        size_t n = left < FMPL_DCFA_MAX_WR ? left : FMPL_DCFA_MAX_WR;
+        fmpl_dcfa_op_t *op = fmpl_dcfa_op_get(d, peer);
+        if (!op) {
+            rc = FMPL_ERR_PEER;
+            break;
+        }
+        op->verb = "RDMA READ";
+        op->comp = &c;
+        struct ibv_sge sge = { .addr = (uintptr_t)p, .length = (uint32_t)n, .lkey = lkey };
+        struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_READ,
+                                  .wr.rdma = { .remote_addr = raddr, .rkey = key->kind } };
+        rc = fmpl_dcfa_post(d, peer, &wr, op);
+        p += n;
+        raddr += n;
+        left -= n;
+    }
+    /* the reads already posted write into dst: let them end */
+    int wrc = fmpl_dcfa_wait(d, &c.pending, peer);
+    if (wrc != FMPL_SUCCESS && c.pending > 0) {
+        /* the peer is gone with reads in flight: their completions (in
+         * error) will still come; keep the registration for them */
+        return rc != FMPL_SUCCESS ? rc : wrc;
+    }
+    if (own)
+        ibv_dereg_mr(own);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    return wrc != FMPL_SUCCESS ? wrc : c.status;
+}
+
+/* ---- the mailbox, by messages (mbox_msg.h) ------------------------------- */
+
+/* A SEND of the message, inline: the buffer is free again at once.  On
+ * the same queue pair as the puts, so it is executed after them. */
+int fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t len)
+{
+    if (bad_peer(d, peer))
+        return FMPL_ERR_RANK;
+    if (self(d, peer)) {
+        fmpl_mmsg_apply(&d->box, peer, m, len);
+        return FMPL_SUCCESS;
+    }
+    fmpl_dcfa_op_t *op = fmpl_dcfa_op_get(d, peer);
+    if (!op)
+        return FMPL_ERR_PEER;
+    op->verb = "SEND (mailbox record)";
+    struct ibv_sge sge = { .addr = (uintptr_t)m, .length = (uint32_t)len };
+    struct ibv_send_wr wr = { .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_SEND };
+    if (len <= d->max_inline) {
+        wr.send_flags = IBV_SEND_INLINE;
+    } else {
+        int slot = fmpl_dcfa_bounce_get(d);
+        if (slot < 0) {
+            fmpl_dcfa_op_put(d, op);
+            return fmpl_dcfa_error(d, ENOMEM, "no bounce slot for a mailbox record", peer);
+        }
+        uint8_t *b = d->bounce + (size_t)slot * FMPL_DCFA_BOUNCE;
+        memcpy(b, m, len);
+        op->bounce = slot;
+        sge.addr = (uintptr_t)b;
+        sge.lkey = d->bounce_mr->lkey;
+    }
+    return fmpl_dcfa_post(d, peer, &wr, op);
+}
+
+int fmpl_dcfa_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len)
+{
+    return fmpl_dcfa_send_msg(b->ctx, peer, m, len);
+}
+
+volatile void *fmpl_dcfa_mbox_in(fmpl_tl_t *tl, int peer, int idx)
+{
+    return (volatile void *)fmpl_mmsg_word(&fmpl_dcfa_of(tl)->box, peer, idx, 0);
+}
+
+/* Inline, so `comp` never counts: the record is on its way. */
+int fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+{
+    (void)flags;
+    (void)comp;
+    fmpl_mmsg_t m;
+    size_t n = fmpl_mmsg_notify(&m, tl->rank, idx, off, rec, len);
+    if (!n)
+        return FMPL_ERR_ARG;
+    return fmpl_dcfa_send_msg(fmpl_dcfa_of(tl), peer, &m, n);
+}
+
+int fmpl_dcfa_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                       uint64_t expect, uint64_t desired, uint64_t *old)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    if (off % 8 || off + 8 > FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    uint64_t res;
+    if (!outgoing) {
+        fmpl_mmsg_cas_local(&d->box, peer, idx, off, expect, desired, &res);
+    } else {
+        fmpl_mmsg_t m;
+        size_t n = fmpl_mmsg_cas_request(&d->box, &m, tl->rank, idx, off, expect, desired);
+        int rc = fmpl_dcfa_send_msg(d, peer, &m, n);
+        if (rc == FMPL_SUCCESS)
+            rc = fmpl_dcfa_wait(d, &d->box.cas.pending, peer);
+        if (rc != FMPL_SUCCESS) {
+            d->box.cas.pending = 0;   /* a late answer finds nobody waiting */
+            return rc;
+        }
+        atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
+        res = d->box.cas_old;
+    }
+    if (old)
+        *old = res;
+    return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+}
