@@ -12,7 +12,9 @@
 #      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
 #      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
 #      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
-#      model (check_errors too) and without;
+#      model (check_errors too) and without; and over real InfiniBand
+#      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in a qemu guest:
+#      test/dcfa_test.sh);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual), also on tcw, peach2 and tca, and Himeno on
@@ -226,6 +228,20 @@ for t in check_p2p check_coll check_blacs; do
     run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
         FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
 done
+
+# ---- 1f. ... and on real InfiniBand verbs ---------------------------------
+# FMPL_TRANSPORT=dcfa on soft-RoCE devices in a qemu guest (this machine's
+# kernel has no RDMA): point-to-point, collective, halo, BLACS and
+# ScaLAPACK jobs, a killed rank, bad device settings, in one boot.  Where
+# qemu or the guest kernel cannot run here the step FAILS (never skips).
+if [ -x bin/fmplrun ] && selected dcfa_test "$@"; then
+    if nm -D lib/libfmpl.so 2>/dev/null | grep -q " U ibv_"; then
+        run_step dcfa_test 1500 test/dcfa_test.sh
+    else
+        echo "=== dcfa_test: FAIL: libfmpl was built without libibverbs (make deps)"
+        record dcfa_test 1
+    fi
+fi
 
 # ---- 2. Fortran --------------------------------------------------------
 if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then

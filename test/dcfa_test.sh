@@ -1,0 +1,116 @@
+#!/bin/bash
+# dcfa_test.sh - FMPL over InfiniBand verbs (FMPL_TRANSPORT=dcfa) on real
+# verbs: soft-RoCE devices in a qemu guest (test/rxe_run.sh), since this
+# machine's kernel has no RDMA.
+#
+#   test/dcfa_test.sh            from any directory, after `make`
+#
+# One guest boot runs every job below (rxe_run.sh -c; the boot is most of
+# a short job's time under qemu's software emulation, which also makes
+# everything 5-10x slower than native: the jobs are the suites' workers
+# with short loops).  Each job must exit 0 and print its OK line, except
+# where a failure is what is tested:
+#   point to point  pingpong (sizes to 1 MiB, fmpl_alloc_mem buffers,
+#                   irecv), random traffic, early sends, spilled sends,
+#                   synchronous sends, cancel (CAS by request: a rank in
+#                   fmpl_finalize's fence must still answer - the
+#                   transport's progress ticker), self sends, truncation
+#   registrations   regcache: 100 receives in flight, then buffers freed
+#                   and new memory mapped at the same addresses, both ways
+#   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D)
+#   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
+#   faults          a rank killed while the others wait on it: each
+#                   survivor gets FMPL_ERR_PEER, the job fails fast;
+#                   FMPL_DCFA_DEVICE naming no device, FMPL_DCFA_PORT no
+#                   active port: fmpl_init fails with the reason
+#   direct mode     FMPL_VERBOSE=1 says the process owns its resources
+# Prints one line per job and "dcfa_test: PASS" or "dcfa_test: FAIL (...)";
+# the exit status is non-zero on any failure, and 125 when the test bed
+# itself could not run (rxe_run.sh's: no qemu, no guest kernel - said, never
+# passed silently).
+set -u
+
+if [ "${1:-}" != --in-guest ]; then
+    top=$(cd "$(dirname "$0")/.." && pwd)
+    exec "$top/test/rxe_run.sh" -t "${DCFA_TEST_SECONDS:-1500}" -c "$top/test/dcfa_test.sh" \
+        --in-guest
+fi
+
+# ---- in the guest ---------------------------------------------------------
+top=$(cd "$(dirname "$0")/.." && pwd)
+run="$top/bin/fmplrun"
+progs="$top/test/progs"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+export FMPL_TRANSPORT=dcfa
+pass=0 fail=0
+
+# job NAME EXPECT NP [ENV=VAL...] -- PROG ARGS.  EXPECT: "ok" (status 0
+# and, for a test worker, its "OK" line), "ok:PATTERN" (status 0 and the
+# extended regular expression PATTERN in the output) or "fail:PATTERN" (a
+# failure status, not the time limit's, and PATTERN in the output).
+job() {
+    local name=$1 expect=$2 np=$3
+    shift 3
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    local t0 t1 st
+    t0=$(date +%s%N)
+    env "${envs[@]}" timeout -k 10 300 "$run" -n "$np" -t 240 "$@" >"$tmp/out" 2>&1 </dev/null
+    st=$?
+    t1=$(date +%s%N)
+    local secs=$(( (t1 - t0) / 1000000000 ))
+    local ok=0
+    case $expect in
+        ok) [ $st = 0 ] && grep -q "^OK " "$tmp/out" && ok=1 ;;
+        ok:*) [ $st = 0 ] && grep -qE -- "${expect#ok:}" "$tmp/out" && ok=1 ;;
+        fail:*) [ $st != 0 ] && [ $st != 124 ] && grep -qE -- "${expect#fail:}" "$tmp/out" &&
+            ok=1 ;;
+    esac
+    if [ $ok = 1 ]; then
+        echo "PASS $name (${secs} s)"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $name: exit status $st (${secs} s), expected ${expect}; output:"
+        tail -n 25 "$tmp/out" | sed 's/^/  | /'
+        fail=$((fail + 1))
+    fi
+}
+
+job "pingpong 2" ok 2 -- "$progs/pingpong" -m 1M
+job "pingpong 2 alloc irecv" ok 2 -- "$progs/pingpong" -a -i -m 4M
+job "pingpong 3" ok 3 -- "$progs/pingpong" -m 256K -i
+job "random 2" ok 2 -- "$progs/random" -s 2
+job "random 4" ok 4 -- "$progs/random" -s 5
+job "random 3 many" ok 3 -- "$progs/random" -s 13 -I 200000 -k 40
+job "early 3" ok 3 -- "$progs/early"
+job "spill 2" ok 2 -- "$progs/spill"
+job "sync 3" ok 3 -- "$progs/sync" -m 1M
+job "cancel 2" ok 2 -- "$progs/cancel"
+job "cancel 3" ok 3 -- "$progs/cancel"
+job "cancel 3 progress thread" ok 3 FMPL_PROGRESS_THREAD=1 -- "$progs/cancel"
+job "selfsend 2" ok 2 -- "$progs/selfsend"
+job "truncate 2" ok 2 -- "$progs/truncate"
+job "regcache 2" ok 2 -- "$progs/regcache"
+job "coll_ops 3" ok 3 -- "$progs/coll_ops" -A 64K
+job "coll_ops 4 large" ok 4 -- "$progs/coll_ops" -M 2M -B -c w
+job "coll_comm 4" ok 4 -- "$progs/coll_comm"
+job "coll_args 3" ok 3 -- "$progs/coll_args"
+job "coll_halo 4 2-D" ok 4 -- "$progs/coll_halo" -g 2x2 -e 8 -w 2 -m -i 10
+job "coll_halo 4 3-D" ok 4 -- "$progs/coll_halo" -g 2x2x1 -w 1x1x0 -e 8 -n 8x8x40 -K BTN
+job "blacs_p2p 2" ok 2 -- "$progs/blacs_p2p"
+job "blacs_coll 4" ok 4 -- "$progs/blacs_coll"
+job "pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
+job "kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 -- "$progs/kill" -w recv
+job "no such device" "fail:no active port on device nosuch" 2 \
+    FMPL_DCFA_DEVICE=nosuch -- "$progs/pingpong"
+job "no such port" "fail:no active port on any device \\(FMPL_DCFA_PORT\\)" 2 FMPL_DCFA_PORT=9 -- "$progs/pingpong"
+job "direct mode said" "ok:dcfa: direct mode \\(this process owns" 2 FMPL_VERBOSE=1 -- "$progs/pingpong" -m 64K
+
+echo "dcfa_test: $pass passed, $fail failed"
+if [ $fail != 0 ]; then
+    echo "dcfa_test: FAIL ($fail jobs)"
+    exit 1
+fi
+echo "dcfa_test: PASS"
