@@ -107,7 +107,8 @@ typedef struct fmpl_dcfa {
     uint8_t *bounce;               /* [FMPL_DCFA_NBOUNCE][FMPL_DCFA_BOUNCE] */
     struct ibv_mr *bounce_mr;
     int bounce_free[FMPL_DCFA_NBOUNCE], nbounce_free;
-    fmpl_dcfa_op_t *ops, *op_free;
+    fmpl_dcfa_op_t *ops, *op_free;  /* [nops] */
+    int nops;
     fmpl_dcfa_reg_t *reg;          /* [nreg], [cap] room */
     int nreg, cap;
     int failed_peer;               /* a peer a completion reported unreachable */

@@ -87,6 +87,8 @@ void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
         fmpl_dcfa_bounce_put(d, op->bounce);
     if (op->comp)
         __atomic_fetch_sub(&op->comp->pending, 1, __ATOMIC_RELEASE);
+    /* a free op holds nothing (fmpl_dcfa_get looks for its own in flight) */
+    *op = (fmpl_dcfa_op_t){ .bounce = -1, .peer = -1 };
     op->next = d->op_free;
     d->op_free = op;
 }
@@ -452,6 +454,7 @@ static int dcfa_open(fmpl_tl_t *tl)
         rc = fmpl_dcfa_mem_open(d);
     if (rc == FMPL_SUCCESS) {
         d->ops = calloc(NOPS, sizeof *d->ops);
+        d->nops = d->ops ? NOPS : 0;
         d->qp = calloc((size_t)tl->size, sizeof *d->qp);
         d->sq_used = calloc((size_t)tl->size, sizeof *d->sq_used);
         d->qpn_peer = calloc((size_t)tl->size, sizeof *d->qpn_peer);

@@ -120,7 +120,16 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
     int wrc = fmpl_dcfa_wait(d, &c.pending, peer);
     if (wrc != FMPL_SUCCESS && c.pending > 0) {
         /* the peer is gone with reads in flight: their completions (in
-         * error) will still come; keep the registration for them */
+         * error) come later, when `c` is gone - they count nothing, and
+         * the last of them takes our registration along */
+        for (int i = 0; i < d->nops; i++)
+            if (d->ops[i].comp == &c) {
+                d->ops[i].comp = NULL;
+                if (own && !d->ops[i].mr) {
+                    d->ops[i].mr = own;
+                    own = NULL;
+                }
+            }
         return rc != FMPL_SUCCESS ? rc : wrc;
     }
     if (own)
