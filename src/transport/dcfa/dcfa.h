@@ -101,6 +101,9 @@ typedef struct fmpl_dcfa {
     struct ibv_qp **qp;            /* [size], NULL for ourselves */
     int *sq_used;                  /* [size] send requests in flight */
     uint32_t *qpn_peer;            /* [size] the peer's queue pair for us */
+    int *by_qpn;                   /* [qpn_mask + 1] open addressing: our queue
+                                      pair's number -> its peer, -1 empty */
+    uint32_t qpn_mask;
     fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
     fmpl_mmsg_t *rx;               /* [FMPL_DCFA_NRECV] receive buffers */
     struct ibv_mr *rx_mr;

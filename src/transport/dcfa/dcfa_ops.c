@@ -144,13 +144,37 @@ static int post_recv(fmpl_dcfa_t *d, int i)
     return e ? fmpl_dcfa_error(d, e, "ibv_post_srq_recv", -1) : FMPL_SUCCESS;
 }
 
-/* the peer whose queue pair (ours) a receive came on */
+/* the peer whose queue pair (ours) a receive came on: one probe or two
+ * of a table twice the job's size, not a search of every queue pair */
 static int peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
 {
-    for (int r = 0; r < d->tl->size; r++)
-        if (d->qp[r] && d->qp[r]->qp_num == qpn)
+    for (uint32_t h = qpn * 2654435761u;; h++) {
+        int r = d->by_qpn[h & d->qpn_mask];
+        if (r < 0 || d->qp[r]->qp_num == qpn)
             return r;
-    return -1;
+    }
+}
+
+static int index_qps(fmpl_dcfa_t *d)
+{
+    uint32_t n = 4;
+    while (n < 2u * (uint32_t)d->tl->size)
+        n <<= 1;
+    d->by_qpn = malloc(n * sizeof *d->by_qpn);
+    if (!d->by_qpn)
+        return FMPL_ERR_NOMEM;
+    d->qpn_mask = n - 1;
+    for (uint32_t i = 0; i < n; i++)
+        d->by_qpn[i] = -1;
+    for (int r = 0; r < d->tl->size; r++) {
+        if (!d->qp[r])
+            continue;
+        uint32_t h = d->qp[r]->qp_num * 2654435761u;
+        while (d->by_qpn[h & d->qpn_mask] >= 0)
+            h++;
+        d->by_qpn[h & d->qpn_mask] = r;
+    }
+    return FMPL_SUCCESS;
 }
 
 static int progress_locked(fmpl_dcfa_t *d)
@@ -469,6 +493,8 @@ static int dcfa_open(fmpl_tl_t *tl)
         rc = post_recv(d, i);
     if (rc == FMPL_SUCCESS)
         rc = create_qps(d);
+    if (rc == FMPL_SUCCESS)
+        rc = index_qps(d);
     if (rc == FMPL_SUCCESS) {
         uint8_t rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
         rc = exchange(d, rd_atom ? rd_atom : 1);
@@ -525,6 +551,7 @@ static void dcfa_close(fmpl_tl_t *tl)
     free(d->qp);
     free(d->sq_used);
     free(d->qpn_peer);
+    free(d->by_qpn);
     if (d->locked_init)
         pthread_mutex_destroy(&d->lock);
     free(d);
