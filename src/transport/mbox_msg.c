@@ -64,6 +64,32 @@ void fmpl_mmsg_cas_local(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, ui
                                             memory_order_acq_rel, memory_order_acquire);
 }
 
+int fmpl_mmsg_cas(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, int outgoing,
+                  uint64_t expect, uint64_t desired, uint64_t *old)
+{
+    if (off % 8 || off + 8 > FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    uint64_t res;
+    if (!outgoing) {
+        fmpl_mmsg_cas_local(b, peer, idx, off, expect, desired, &res);
+    } else {
+        fmpl_mmsg_t m;
+        size_t n = fmpl_mmsg_cas_request(b, &m, b->rank, idx, off, expect, desired);
+        int rc = b->request(b, peer, &m, n);
+        if (rc == FMPL_SUCCESS)
+            rc = b->wait(b, &b->cas.pending, peer);
+        if (rc != FMPL_SUCCESS) {
+            b->cas.pending = 0;    /* a late answer finds nobody waiting */
+            return rc;
+        }
+        atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
+        res = b->cas_old;
+    }
+    if (old)
+        *old = res;
+    return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+}
+
 void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len)
 {
     if (len < FMPL_MMSG_HDR || (from >= 0 && m->writer != from))

@@ -69,6 +69,10 @@ struct fmpl_mmsg_box {
     /* send `m` (`len` bytes) to `peer` from inside apply: the answer to a
      * CAS request (the transport's progress is running) */
     int (*answer)(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+    /* send a CAS request from an entry point, and make progress until
+     * *pending is 0 (an error, or `peer` gone, ends it) */
+    int (*request)(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+    int (*wait)(fmpl_mmsg_box_t *b, volatile int *pending, int peer);
     void *ctx;                     /* the transport's */
 };
 
@@ -103,5 +107,12 @@ void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t 
 /* CAS on our own line (writer `peer`, idx, off): *res gets the old value. */
 void fmpl_mmsg_cas_local(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, uint64_t expect,
                          uint64_t desired, uint64_t *res);
+
+/* The transport's mbox_cas (transport.h): our own lines here; our line
+ * at a peer there, by request (b->request, b->wait), behind every
+ * notification we sent it before - also to ourselves: a direct CAS could
+ * overtake our own notification still on its way. */
+int  fmpl_mmsg_cas(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, int outgoing,
+                   uint64_t expect, uint64_t desired, uint64_t *old);
 
 #endif

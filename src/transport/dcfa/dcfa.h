@@ -156,11 +156,10 @@ int  fmpl_dcfa_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
 int  fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                    uint64_t roff);
 int  fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t len);
-int  fmpl_dcfa_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+int  fmpl_dcfa_box_send(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
 volatile void *fmpl_dcfa_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                       unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
-int  fmpl_dcfa_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
-                        uint64_t expect, uint64_t desired, uint64_t *old);
+int  fmpl_dcfa_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer);
 
 #endif

@@ -472,7 +472,8 @@ static int dcfa_open(fmpl_tl_t *tl)
     }
     if (rc == FMPL_SUCCESS)
         rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx);
-    d->box.answer = fmpl_dcfa_answer;
+    d->box.answer = d->box.request = fmpl_dcfa_box_send;
+    d->box.wait = fmpl_dcfa_box_wait;
     d->box.ctx = d;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_dcfa_mem_open(d);
@@ -583,7 +584,10 @@ static int l_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
 { LOCKED(fmpl_dcfa_notify(tl, peer, idx, off, rec, len, flags, comp)); }
 static int l_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                       uint64_t expect, uint64_t desired, uint64_t *old)
-{ LOCKED(fmpl_dcfa_mbox_cas(tl, peer, idx, off, outgoing, expect, desired, old)); }
+{
+    LOCKED(fmpl_mmsg_cas(&fmpl_dcfa_of(tl)->box, peer, idx, off, outgoing, expect, desired,
+                         old));
+}
 
 static void l_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {

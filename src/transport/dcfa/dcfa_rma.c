@@ -174,7 +174,9 @@ int fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t le
     return fmpl_dcfa_post(d, peer, &wr, op);
 }
 
-int fmpl_dcfa_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len)
+/* mbox_msg.h's hooks: an answer from progress and a request from an entry
+ * point go the same way */
+int fmpl_dcfa_box_send(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len)
 {
     return fmpl_dcfa_send_msg(b->ctx, peer, m, len);
 }
@@ -197,29 +199,7 @@ int fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void 
     return fmpl_dcfa_send_msg(fmpl_dcfa_of(tl), peer, &m, n);
 }
 
-int fmpl_dcfa_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
-                       uint64_t expect, uint64_t desired, uint64_t *old)
+int fmpl_dcfa_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer)
 {
-    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
-    if (off % 8 || off + 8 > FMPL_TL_LINE)
-        return FMPL_ERR_ARG;
-    uint64_t res;
-    if (!outgoing) {
-        fmpl_mmsg_cas_local(&d->box, peer, idx, off, expect, desired, &res);
-    } else {
-        fmpl_mmsg_t m;
-        size_t n = fmpl_mmsg_cas_request(&d->box, &m, tl->rank, idx, off, expect, desired);
-        int rc = fmpl_dcfa_send_msg(d, peer, &m, n);
-        if (rc == FMPL_SUCCESS)
-            rc = fmpl_dcfa_wait(d, &d->box.cas.pending, peer);
-        if (rc != FMPL_SUCCESS) {
-            d->box.cas.pending = 0;   /* a late answer finds nobody waiting */
-            return rc;
-        }
-        atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
-        res = d->box.cas_old;
-    }
-    if (old)
-        *old = res;
-    return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+    return fmpl_dcfa_wait(b->ctx, pending, peer);
 }

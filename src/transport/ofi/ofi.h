@@ -165,6 +165,8 @@ int  fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_mmsg_t *m, si
                        int locked);
 /* mbox_msg.h's answer hook: a CAS answer, sent from inside progress */
 int  fmpl_ofi_answer(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+int  fmpl_ofi_request(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len);
+int  fmpl_ofi_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer);
 volatile void *fmpl_ofi_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                      unsigned len, unsigned flags, fmpl_tl_comp_t *comp);

@@ -129,32 +129,19 @@ int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
     return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, n, 0);
 }
 
-/* Our own lines: here.  Our line at a peer: there, by request, behind
- * every notification we sent it before (also to ourselves: a direct CAS
- * could overtake our own notification still on its way). */
+/* mbox_msg.h's hooks for a CAS request: on CTL, with the CASes' answers */
+int fmpl_ofi_request(fmpl_mmsg_box_t *b, int peer, const fmpl_mmsg_t *m, size_t len)
+{
+    return fmpl_ofi_msg_send(b->ctx, FMPL_OFI_CTL, peer, m, len, 0);
+}
+
+int fmpl_ofi_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer)
+{
+    return fmpl_ofi_wait(b->ctx, pending, peer);
+}
+
 int fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                       uint64_t expect, uint64_t desired, uint64_t *old)
 {
-    fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    if (off % 8 || off + 8 > FMPL_TL_LINE)
-        return FMPL_ERR_ARG;
-    uint64_t res;
-    if (!outgoing) {
-        fmpl_mmsg_cas_local(&o->box, peer, idx, off, expect, desired, &res);
-    } else {
-        fmpl_mmsg_t m;
-        size_t n = fmpl_mmsg_cas_request(&o->box, &m, tl->rank, idx, off, expect, desired);
-        int rc = fmpl_ofi_msg_send(o, FMPL_OFI_CTL, peer, &m, n, 0);
-        if (rc == FMPL_SUCCESS)
-            rc = fmpl_ofi_wait(o, &o->box.cas.pending, peer);
-        if (rc != FMPL_SUCCESS) {
-            o->box.cas.pending = 0;   /* a late answer finds nobody waiting */
-            return rc;
-        }
-        atomic_thread_fence(memory_order_acquire);   /* cas_old came before */
-        res = o->box.cas_old;
-    }
-    if (old)
-        *old = res;
-    return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+    return fmpl_mmsg_cas(&fmpl_ofi_of(tl)->box, peer, idx, off, outgoing, expect, desired, old);
 }

@@ -328,6 +328,8 @@ static int ofi_open(fmpl_tl_t *tl)
         return rc;
     }
     o->box.answer = fmpl_ofi_answer;
+    o->box.request = fmpl_ofi_request;
+    o->box.wait = fmpl_ofi_box_wait;
     o->box.ctx = o;
     for (int c = 0; c < FMPL_OFI_NEP && rc == FMPL_SUCCESS; c++)
         rc = fmpl_ofi_msg_open(o, &o->ch[c]);
