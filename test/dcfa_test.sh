@@ -15,8 +15,11 @@
 #                   synchronous sends, cancel (CAS by request: a rank in
 #                   fmpl_finalize's fence must still answer - the
 #                   transport's progress ticker), self sends, truncation
-#   registrations   regcache: 100 receives in flight, then buffers freed
-#                   and new memory mapped at the same addresses, both ways
+#   registrations   regcache: 100 receives in flight, then buffers unmapped
+#                   and mapped again, discarded, freed and allocated again,
+#                   both ways: the cache (said: hits, and invalidations)
+#                   never uses a registration of memory that went; with a
+#                   1 MiB cache (evicting) and with none
 #   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D)
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
 #   faults          a rank killed while the others wait on it: each
@@ -92,7 +95,10 @@ job "cancel 3" ok 3 -- "$progs/cancel"
 job "cancel 3 progress thread" ok 3 FMPL_PROGRESS_THREAD=1 -- "$progs/cancel"
 job "selfsend 2" ok 2 -- "$progs/selfsend"
 job "truncate 2" ok 2 -- "$progs/truncate"
-job "regcache 2" ok 2 -- "$progs/regcache"
+job "regcache 2" "ok:registration cache: [1-9][0-9]* hits, [0-9]+ misses, [1-9][0-9]* invalidated" \
+    2 FMPL_VERBOSE=1 -- "$progs/regcache"
+job "regcache 2 small cache" ok 2 FMPL_DCFA_RCACHE_MB=1 -- "$progs/regcache" -r 4
+job "regcache 2 no cache" ok 2 FMPL_DCFA_RCACHE_MB=0 -- "$progs/regcache" -n 20 -r 4
 job "coll_ops 3" ok 3 -- "$progs/coll_ops" -A 64K
 job "coll_ops 4 large" ok 4 -- "$progs/coll_ops" -M 2M -B -c w
 job "coll_comm 4" ok 4 -- "$progs/coll_comm"

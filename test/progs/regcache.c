@@ -13,7 +13,13 @@
  *            old ones).  On the providers here (tcp, shm), which reach
  *            memory by address, this holds even through a stale cache
  *            entry; it catches the pinning case only on such hardware.
- *            With FMPL_OFI_MR_CACHE=0 both parts also check that closing
+ *   again    the same buffers, new contents, many times (what a cache
+ *            is for: found there, and the new bytes go).
+ *   discarded  madvise(MADV_DONTNEED) between rounds: the same
+ *            addresses, still mapped, get fresh pages.
+ *   malloc   free() and malloc() of a large block between rounds (glibc
+ *            unmaps and maps it, mostly at the same address).
+ *            With FMPL_OFI_MR_CACHE=0 these parts also check that closing
  *            unused registrations at once never closes one in use.
  *
  * Ranks 0 and 1 take part; the others only start and finish.
@@ -87,11 +93,35 @@ static unsigned char *remap(unsigned char *at, size_t len)
     return p;
 }
 
-static void reused(int rounds, size_t size)
+enum renew { REMAP, AGAIN, DISCARD, MALLOC };
+
+/* The buffer for the next round, renewed as `how` says. */
+static unsigned char *renew(enum renew how, unsigned char *buf, size_t size)
+{
+    switch (how) {
+    case REMAP:
+        return remap(buf, size);
+    case AGAIN:
+        return buf ? buf : remap(NULL, size);
+    case DISCARD:
+        if (!buf)
+            return remap(NULL, size);
+        CHECK(madvise(buf, size, MADV_DONTNEED) == 0, "madvise: %s", strerror(errno));
+        return buf;
+    case MALLOC:
+        free(buf);
+        buf = malloc(size);
+        CHECK(buf != NULL, "out of memory");
+        return buf;
+    }
+    return NULL;
+}
+
+static void reused(enum renew how, int rounds, size_t size)
 {
     unsigned char *buf = NULL;
     for (int r = 0; r < rounds; r++) {
-        buf = remap(buf, size);
+        buf = renew(how, buf, size);
         int from = r % 2, to = 1 - from;
         if (prog_me == from) {
             pat_fill(buf, size, 11, from, r);
@@ -99,13 +129,20 @@ static void reused(int rounds, size_t size)
         } else {
             CHECK_RC(fmpl_recv(buf, size, from, 1), FMPL_SUCCESS);
             long bad = pat_find_error(buf, size, 11, from, r);
-            CHECK(bad < 0, "round %d, new memory at the old address: wrong byte at %ld", r,
-                  bad);
+            CHECK(bad < 0, "%s, round %d: wrong byte at %ld",
+                  how == REMAP     ? "new memory at the old address"
+                  : how == AGAIN   ? "the same buffer again"
+                  : how == DISCARD ? "pages discarded"
+                                   : "freed and allocated again",
+                  r, bad);
         }
         /* both sides are done with the buffers before they go */
         pair_sync();
     }
-    munmap(buf, size);
+    if (how == MALLOC)
+        free(buf);
+    else
+        munmap(buf, size);
 }
 
 int main(int argc, char **argv)
@@ -122,9 +159,11 @@ int main(int argc, char **argv)
     prog_init("regcache", 1 + (int)n);
     if (prog_np >= 2 && prog_me <= 1) {
         in_use((int)n, size);
-        reused((int)rounds, size);
-        /* large: the receiver reads half of it from the sender's memory */
-        reused((int)rounds, (size_t)4 << 20);
+        for (enum renew how = REMAP; how <= MALLOC; how++) {
+            reused(how, (int)rounds, size);
+            /* large: the receiver reads half of it from the sender's memory */
+            reused(how, (int)rounds, (size_t)4 << 20);
+        }
     }
     if (prog_me == 0)
         printf("regcache: %ld receives of %zu bytes in flight, %ld rounds of new memory\n",

@@ -14,9 +14,13 @@
  *                of up to FMPL_DCFA_BOUNCE bytes is copied into a
  *                registered bounce slot first (registering it would cost
  *                more than the copy) and is free again at once; a larger
- *                one is registered for the write and deregistered when
- *                the write completes.
+ *                one is written from a registration of its pages, held
+ *                until the write completes.
  *   get          RDMA READ into the destination, registered the same way.
+ *   registrations  kept after use in a cache (dcfa_mem.c) that a memory
+ *                monitor (transport/memmon.h) keeps correct when the
+ *                application frees memory and maps new pages at the same
+ *                addresses.
  *   mailbox      kept by messages (transport/mbox_msg.h): a notification
  *                or CAS request is a SEND on the peer's queue pair, into
  *                receives posted on one shared receive queue.  Why a SEND
@@ -57,6 +61,7 @@
 #include <infiniband/verbs.h>
 
 #include "transport/mbox_msg.h"
+#include "transport/memmon.h"
 #include "transport/ticker.h"
 #include "transport/transport.h"
 
@@ -70,20 +75,28 @@
 typedef struct fmpl_dcfa_op {
     struct fmpl_dcfa_op *next;     /* free list */
     fmpl_tl_comp_t *comp;          /* counted down, or NULL */
-    struct ibv_mr *mr;             /* a registration for this request only */
+    int reg;                       /* a registration it holds a reference to, or -1 */
     int bounce;                    /* its bounce slot, or -1 */
     int peer;
     const char *verb;              /* for the message when it fails */
 } fmpl_dcfa_op_t;
 
-/* A registration handed out by mem_reg or made by mem_alloc. */
+/* A registration: mem_alloc's, a cached one, or one for one use. */
 typedef struct fmpl_dcfa_reg {
     uintptr_t base;
     size_t len;
     struct ibv_mr *mr;
-    unsigned refs;                 /* keys not yet deregistered */
+    unsigned refs;                 /* keys and requests using it */
     int allocated;                 /* mem_alloc's: ours to free */
+    int cached;                    /* kept at refs 0, its pages watched */
+    int stale;                     /* its memory went while in use: closed at refs 0 */
+    uint64_t used;                 /* when last taken (least recently used out) */
 } fmpl_dcfa_reg_t;
+
+/* What the registration cache did (said under FMPL_VERBOSE at close). */
+typedef struct fmpl_dcfa_rstat {
+    unsigned long hits, misses, invalidated, evicted, uncacheable;
+} fmpl_dcfa_rstat_t;
 
 typedef struct fmpl_dcfa {
     fmpl_tl_t *tl;
@@ -114,6 +127,10 @@ typedef struct fmpl_dcfa {
     int nops;
     fmpl_dcfa_reg_t *reg;          /* [nreg], [cap] room */
     int nreg, cap;
+    fmpl_memmon_t *mon;            /* NULL: no cache */
+    size_t cache_max, cache_bytes; /* registered bytes kept at refs 0, at most */
+    uint64_t clock;
+    fmpl_dcfa_rstat_t rstat;
     int failed_peer;               /* a peer a completion reported unreachable */
     pthread_mutex_t lock;          /* recursive: entry points, progress (tried) */
     int locked_init;
@@ -142,10 +159,10 @@ int  fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key
 void fmpl_dcfa_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
 void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p);
-/* An lkey for [addr, addr + len): a registration of ours that covers it
- * (*own NULL), or a new one the caller deregisters (*own). */
-int  fmpl_dcfa_local(fmpl_dcfa_t *d, void *addr, size_t len, int access, uint32_t *lkey,
-                     struct ibv_mr **own);
+/* A registration covering [addr, addr + len) for the caller's use: its
+ * index, with a reference the caller drops with fmpl_dcfa_reg_put. */
+int  fmpl_dcfa_reg_take(fmpl_dcfa_t *d, void *addr, size_t len, int *idx);
+void fmpl_dcfa_reg_put(fmpl_dcfa_t *d, int idx);
 /* A bounce slot (-1: none free) */
 int  fmpl_dcfa_bounce_get(fmpl_dcfa_t *d);
 void fmpl_dcfa_bounce_put(fmpl_dcfa_t *d, int slot);

@@ -1,24 +1,40 @@
 /*
  * dcfa_mem.c - registrations and bounce slots of the verbs transport.
  *
- * A verbs registration pins the pages it covered when it was made: a
- * registration kept after the application freed its memory would read and
- * write the old pages if the same addresses were mapped again.  So a key
- * handed out by mem_reg is a registration of its own (or a reference to
- * an fmpl_alloc_mem region that covers it), closed at its mem_dereg, and
- * nothing is cached across a free - correct first; a cache that watches
- * for freed memory is a later step.  fmpl_alloc_mem memory is registered
- * once and stays registered until it is freed.
+ * A verbs registration pins the pages it covered when it was made, and
+ * making one costs system calls and page-table walks on every size of
+ * message: so registrations are kept after use, in a cache, and a buffer
+ * sent or received again is found there.  What makes that correct is the
+ * memory monitor (transport/memmon.h): a cached registration's pages are
+ * watched, and when the application unmaps them, discards them or moves
+ * them (free() and a new malloc() at the same address do), the
+ * registration is closed before anything can use it again - at once if
+ * nobody uses it, else when its last user is done (it is no longer
+ * found).  Every user holds a reference: a receive's key until its
+ * mem_dereg, a write or read until its completion.
+ *
+ * Cached registrations cover whole pages (a buffer next to another on
+ * the same page finds it) and are always writable (registering for
+ * writing makes the kernel break copy-on-write sharing now - of the zero
+ * page under memory never written, say - and not after, when the
+ * application's first store would move the buffer off the pinned page).
+ * FMPL_DCFA_RCACHE_MB (default 256) bounds the bytes kept registered with
+ * no user, least recently used out first; 0 turns the cache off, and so
+ * does a system without userfaultfd (said under FMPL_VERBOSE) or memory
+ * the monitor cannot watch (a file mapping): then each use registers and
+ * deregisters.  fmpl_alloc_mem memory is registered once, until freed.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmpl.h"
 #include "core/log.h"
 #include "transport/dcfa/dcfa.h"
 
 #define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+#define CACHE_ENTRIES 1024         /* cached registrations at most */
 
 int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
 {
@@ -37,17 +53,30 @@ int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
     for (int i = 0; i < FMPL_DCFA_NBOUNCE; i++)
         d->bounce_free[i] = FMPL_DCFA_NBOUNCE - 1 - i;
     d->nbounce_free = FMPL_DCFA_NBOUNCE;
+    if (d->cache_max) {
+        const char *why = NULL;
+        d->mon = fmpl_memmon_open(&why);
+        if (!d->mon)
+            fmpl_log_info("dcfa: no registration cache: %s", why);
+    }
     return FMPL_SUCCESS;
 }
 
 void fmpl_dcfa_mem_close(fmpl_dcfa_t *d)
 {
+    if (d->mon || d->rstat.uncacheable)
+        fmpl_log_info("dcfa: registration cache: %lu hits, %lu misses, %lu invalidated "
+                      "(memory freed or moved), %lu evicted, %lu uncacheable",
+                      d->rstat.hits, d->rstat.misses, d->rstat.invalidated, d->rstat.evicted,
+                      d->rstat.uncacheable);
     for (int i = 0; i < d->nreg; i++) {
         if (d->reg[i].mr)
             ibv_dereg_mr(d->reg[i].mr);
         if (d->reg[i].allocated)
             free((void *)d->reg[i].base);
     }
+    fmpl_memmon_close(d->mon);
+    d->mon = NULL;
     free(d->reg);
     d->reg = NULL;
     d->nreg = d->cap = 0;
@@ -69,13 +98,22 @@ void fmpl_dcfa_bounce_put(fmpl_dcfa_t *d, int slot)
     d->bounce_free[d->nbounce_free++] = slot;
 }
 
-/* The registration that covers [a, a + len), or -1. */
+/* ---- the table ---------------------------------------------------------- */
+
+/* A registration usable for [a, a + len) - fmpl_alloc_mem's first -, or -1. */
 static int covering(const fmpl_dcfa_t *d, uintptr_t a, size_t len)
 {
-    for (int i = 0; i < d->nreg; i++)
-        if (d->reg[i].mr && a >= d->reg[i].base && a + len <= d->reg[i].base + d->reg[i].len)
+    int found = -1;
+    for (int i = 0; i < d->nreg; i++) {
+        const fmpl_dcfa_reg_t *r = &d->reg[i];
+        if (!r->mr || r->stale || !(r->allocated || r->cached) || a < r->base ||
+            a + len > r->base + r->len)
+            continue;
+        if (r->allocated)
             return i;
-    return -1;
+        found = i;
+    }
+    return found;
 }
 
 /* A free entry of the table (its index), or -1 without memory. */
@@ -96,24 +134,156 @@ static int slot(fmpl_dcfa_t *d)
     return d->nreg++;
 }
 
+/* Close registration i and free its entry; a cached one's pages are no
+ * longer watched unless another cached registration covers some of them
+ * (left watched then: a watch costs nothing until its pages go). */
+static void drop(fmpl_dcfa_t *d, int i)
+{
+    fmpl_dcfa_reg_t *r = &d->reg[i];
+    if (r->cached) {
+        int shared = 0;
+        for (int j = 0; j < d->nreg && !shared; j++)
+            shared = j != i && d->reg[j].mr && d->reg[j].cached &&
+                     d->reg[j].base < r->base + r->len && r->base < d->reg[j].base + d->reg[j].len;
+        if (!shared)
+            fmpl_memmon_unwatch(d->mon, r->base, r->len);
+        if (!r->stale)
+            d->cache_bytes -= r->refs ? 0 : r->len;
+    }
+    ibv_dereg_mr(r->mr);
+    *r = (fmpl_dcfa_reg_t){ 0 };
+}
+
+/* Its memory went: close it now, or when its last user is done. */
+static void invalidate(fmpl_dcfa_t *d, int i)
+{
+    fmpl_dcfa_reg_t *r = &d->reg[i];
+    d->rstat.invalidated++;
+    if (r->refs == 0) {
+        drop(d, i);
+    } else {
+        r->stale = 1;
+    }
+}
+
+/* Take in what the monitor saw go since last time. */
+static void take_news(fmpl_dcfa_t *d)
+{
+    if (!d->mon)
+        return;
+    fmpl_memmon_range_t g[64];
+    int n;
+    while ((n = fmpl_memmon_gone(d->mon, g, 64)) != 0)
+        for (int i = 0; i < d->nreg; i++) {
+            fmpl_dcfa_reg_t *r = &d->reg[i];
+            if (!r->mr || !r->cached || r->stale)
+                continue;
+            int hit = n < 0;
+            for (int k = 0; k < n && !hit; k++)
+                hit = g[k].start < r->base + r->len && r->base < g[k].end;
+            if (hit)
+                invalidate(d, i);
+        }
+}
+
+/* Close cached registrations nobody uses, least recently used first,
+ * until those left fit in `keep` bytes and the entry bound. */
+static void evict(fmpl_dcfa_t *d, size_t keep)
+{
+    for (;;) {
+        int lru = -1, ncached = 0;
+        for (int i = 0; i < d->nreg; i++) {
+            const fmpl_dcfa_reg_t *r = &d->reg[i];
+            if (!r->mr || !r->cached)
+                continue;
+            ncached++;
+            if (r->refs == 0 && (lru < 0 || r->used < d->reg[lru].used))
+                lru = i;
+        }
+        if (lru < 0 || (d->cache_bytes <= keep && ncached <= CACHE_ENTRIES))
+            return;
+        d->rstat.evicted++;
+        drop(d, lru);
+    }
+}
+
+int fmpl_dcfa_reg_take(fmpl_dcfa_t *d, void *addr, size_t len, int *idx)
+{
+    uintptr_t a = (uintptr_t)addr;
+    if (len == 0)
+        len = 1;
+    take_news(d);
+    int i = covering(d, a, len);
+    if (i >= 0) {
+        fmpl_dcfa_reg_t *r = &d->reg[i];
+        if (r->cached) {
+            d->rstat.hits++;
+            if (r->refs == 0)
+                d->cache_bytes -= r->len;
+            r->used = ++d->clock;
+        }
+        r->refs++;
+        *idx = i;
+        return FMPL_SUCCESS;
+    }
+    i = slot(d);
+    if (i < 0)
+        return FMPL_ERR_NOMEM;
+    fmpl_dcfa_reg_t *r = &d->reg[i];
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t base = a, end = a + len;
+    if (d->mon) {
+        d->rstat.misses++;
+        base = a & ~(page - 1);
+        end = (a + len + page - 1) & ~(page - 1);
+    }
+    struct ibv_mr *mr = ibv_reg_mr(d->pd, (void *)base, end - base, ACCESS_ALL);
+    if (!mr && (errno == ENOMEM || errno == EAGAIN) && d->mon) {
+        /* over the locked-memory limit, maybe through our cache */
+        evict(d, 0);
+        mr = ibv_reg_mr(d->pd, (void *)base, end - base, ACCESS_ALL);
+    }
+    if (!mr)
+        return fmpl_dcfa_error(d, errno, "ibv_reg_mr", -1);
+    *r = (fmpl_dcfa_reg_t){ .base = base, .len = end - base, .mr = mr, .refs = 1 };
+    if (d->mon) {
+        /* watched only once registered: pinning faults its pages in */
+        if (fmpl_memmon_watch(d->mon, base, end - base) == 0) {
+            r->cached = 1;
+            r->used = ++d->clock;
+        } else {
+            d->rstat.uncacheable++;
+        }
+    }
+    *idx = i;
+    return FMPL_SUCCESS;
+}
+
+void fmpl_dcfa_reg_put(fmpl_dcfa_t *d, int idx)
+{
+    if (idx < 0 || idx >= d->nreg)
+        return;
+    fmpl_dcfa_reg_t *r = &d->reg[idx];
+    if (!r->mr || r->refs == 0 || --r->refs != 0 || r->allocated)
+        return;
+    if (!r->cached || r->stale) {
+        drop(d, idx);
+        return;
+    }
+    d->cache_bytes += r->len;
+    evict(d, d->cache_max);
+}
+
+/* ---- the ops ------------------------------------------------------------ */
+
 int fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 {
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
-    uintptr_t a = (uintptr_t)addr;
-    int i = covering(d, a, len);
-    if (i < 0 || !d->reg[i].allocated) {
-        /* a registration of its own (see above: never shared with another
-         * key's, whose buffer may be freed before ours is done) */
-        i = slot(d);
-        if (i < 0)
-            return FMPL_ERR_NOMEM;
-        struct ibv_mr *mr = ibv_reg_mr(d->pd, addr, len ? len : 1, ACCESS_ALL);
-        if (!mr)
-            return fmpl_dcfa_error(d, errno, "ibv_reg_mr", -1);
-        d->reg[i] = (fmpl_dcfa_reg_t){ .base = a, .len = len ? len : 1, .mr = mr };
-    }
-    d->reg[i].refs++;
-    key->addr = (uint64_t)a;
+    int i;
+    int rc = fmpl_dcfa_reg_take(d, addr, len, &i);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    key->addr = (uint64_t)(uintptr_t)addr;
     key->kind = d->reg[i].mr->rkey;
     key->id = (uint32_t)i;
     return FMPL_SUCCESS;
@@ -121,16 +291,7 @@ int fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 
 void fmpl_dcfa_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {
-    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
-    if (key->id >= (uint32_t)d->nreg)
-        return;
-    fmpl_dcfa_reg_t *r = &d->reg[key->id];
-    if (!r->mr || r->refs == 0)
-        return;
-    if (--r->refs == 0 && !r->allocated) {
-        ibv_dereg_mr(r->mr);
-        *r = (fmpl_dcfa_reg_t){ 0 };
-    }
+    fmpl_dcfa_reg_put(fmpl_dcfa_of(tl), key->id > (uint32_t)INT32_MAX ? -1 : (int)key->id);
 }
 
 void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len)
@@ -163,23 +324,4 @@ int fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p)
             return FMPL_SUCCESS;
         }
     return FMPL_ERR_ARG;
-}
-
-int fmpl_dcfa_local(fmpl_dcfa_t *d, void *addr, size_t len, int access, uint32_t *lkey,
-                    struct ibv_mr **own)
-{
-    *own = NULL;
-    /* only fmpl_alloc_mem's: another key's registration may be closed
-     * (its receive done) while our request still reads through it */
-    int i = covering(d, (uintptr_t)addr, len);
-    if (i >= 0 && d->reg[i].allocated) {
-        *lkey = d->reg[i].mr->lkey;
-        return FMPL_SUCCESS;
-    }
-    struct ibv_mr *mr = ibv_reg_mr(d->pd, addr, len ? len : 1, access);
-    if (!mr)
-        return fmpl_dcfa_error(d, errno, "ibv_reg_mr", -1);
-    *own = mr;
-    *lkey = mr->lkey;
-    return FMPL_SUCCESS;
 }

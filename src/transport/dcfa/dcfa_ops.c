@@ -8,6 +8,9 @@
  *   FMPL_DCFA_GID_INDEX=N      the source GID on RoCE (default: the first
  *                              IPv4-mapped GID - RoCE v2 over the port's
  *                              IPv4 address -, else GID 0)
+ *   FMPL_DCFA_RCACHE_MB=N      registered memory kept with no user, in
+ *                              MiB (default 256; 0: no registration cache;
+ *                              dcfa_mem.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -73,7 +76,7 @@ fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
     }
     fmpl_dcfa_op_t *op = d->op_free;
     d->op_free = op->next;
-    *op = (fmpl_dcfa_op_t){ .bounce = -1, .peer = peer };
+    *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = peer };
     return op;
 }
 
@@ -81,14 +84,14 @@ fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
  * waiter that sees 0 finds the status set. */
 void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
 {
-    if (op->mr)
-        ibv_dereg_mr(op->mr);
+    if (op->reg >= 0)
+        fmpl_dcfa_reg_put(d, op->reg);
     if (op->bounce >= 0)
         fmpl_dcfa_bounce_put(d, op->bounce);
     if (op->comp)
         __atomic_fetch_sub(&op->comp->pending, 1, __ATOMIC_RELEASE);
     /* a free op holds nothing (fmpl_dcfa_get looks for its own in flight) */
-    *op = (fmpl_dcfa_op_t){ .bounce = -1, .peer = -1 };
+    *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = -1 };
     op->next = d->op_free;
     d->op_free = op;
 }
@@ -475,6 +478,10 @@ static int dcfa_open(fmpl_tl_t *tl)
     d->box.answer = d->box.request = fmpl_dcfa_box_send;
     d->box.wait = fmpl_dcfa_box_wait;
     d->box.ctx = d;
+    int mb = 256;
+    if (rc == FMPL_SUCCESS && env_int("FMPL_DCFA_RCACHE_MB", 0, 1 << 20, &mb) < 0)
+        rc = FMPL_ERR_ARG;
+    d->cache_max = (size_t)mb << 20;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_dcfa_mem_open(d);
     if (rc == FMPL_SUCCESS) {

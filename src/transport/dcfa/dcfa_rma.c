@@ -43,11 +43,12 @@ static int write_one(fmpl_dcfa_t *d, int peer, const uint8_t *src, size_t len, u
         sge.addr = (uintptr_t)b;
         sge.lkey = d->bounce_mr->lkey;
     } else {
-        int rc = fmpl_dcfa_local(d, (void *)(uintptr_t)src, len, 0, &sge.lkey, &op->mr);
+        int rc = fmpl_dcfa_reg_take(d, (void *)(uintptr_t)src, len, &op->reg);
         if (rc != FMPL_SUCCESS) {
             fmpl_dcfa_op_put(d, op);
             return rc;
         }
+        sge.lkey = d->reg[op->reg].mr->lkey;
         op->comp = comp;
     }
     return fmpl_dcfa_post(d, peer, &wr, op);
@@ -78,7 +79,7 @@ int fmpl_dcfa_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
 }
 
 /* RDMA READ into dst, synchronous: the destination is registered for the
- * reads (unless fmpl_alloc_mem's), which end before we return. */
+ * reads, which end before we return. */
 int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                   uint64_t roff)
 {
@@ -91,11 +92,11 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
         memmove(dst, (const void *)(uintptr_t)(key->addr + roff), len);
         return FMPL_SUCCESS;
     }
-    uint32_t lkey;
-    struct ibv_mr *own = NULL;
-    int rc = fmpl_dcfa_local(d, dst, len, IBV_ACCESS_LOCAL_WRITE, &lkey, &own);
+    int reg;
+    int rc = fmpl_dcfa_reg_take(d, dst, len, &reg);
     if (rc != FMPL_SUCCESS)
         return rc;
+    uint32_t lkey = d->reg[reg].mr->lkey;
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
     uint8_t *p = dst;
     uint64_t raddr = key->addr + roff;
@@ -121,19 +122,18 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
     if (wrc != FMPL_SUCCESS && c.pending > 0) {
         /* the peer is gone with reads in flight: their completions (in
          * error) come later, when `c` is gone - they count nothing, and
-         * the last of them takes our registration along */
+         * one of them takes our reference to the registration along */
         for (int i = 0; i < d->nops; i++)
             if (d->ops[i].comp == &c) {
                 d->ops[i].comp = NULL;
-                if (own && !d->ops[i].mr) {
-                    d->ops[i].mr = own;
-                    own = NULL;
+                if (reg >= 0 && d->ops[i].reg < 0) {
+                    d->ops[i].reg = reg;
+                    reg = -1;
                 }
             }
         return rc != FMPL_SUCCESS ? rc : wrc;
     }
-    if (own)
-        ibv_dereg_mr(own);
+    fmpl_dcfa_reg_put(d, reg);
     if (rc != FMPL_SUCCESS)
         return rc;
     return wrc != FMPL_SUCCESS ? wrc : c.status;
