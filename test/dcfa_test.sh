@@ -22,8 +22,12 @@
 #                   1 MiB cache (evicting) and with none
 #   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D)
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
+#   queue pairs     made on first use: a ring of 6 makes 2 a rank, all to
+#                   all among 4 makes 3 (FMPL_VERBOSE's account)
 #   faults          a rank killed while the others wait on it: each
-#                   survivor gets FMPL_ERR_PEER, the job fails fast;
+#                   survivor gets FMPL_ERR_PEER, the job fails fast; a
+#                   rank stopped before anyone talked to it: a connection
+#                   request to it times out (FMPL_DCFA_CONNECT_TIMEOUT);
 #                   FMPL_DCFA_DEVICE naming no device, FMPL_DCFA_PORT no
 #                   active port: fmpl_init fails with the reason
 #   direct mode     FMPL_VERBOSE=1 says the process owns its resources
@@ -50,8 +54,9 @@ pass=0 fail=0
 
 # job NAME EXPECT NP [ENV=VAL...] -- PROG ARGS.  EXPECT: "ok" (status 0
 # and, for a test worker, its "OK" line), "ok:PATTERN" (status 0 and the
-# extended regular expression PATTERN in the output) or "fail:PATTERN" (a
-# failure status, not the time limit's, and PATTERN in the output).
+# extended regular expression PATTERN in the output), "all:PATTERN" (status
+# 0 and NP lines matching: one a rank) or "fail:PATTERN" (a failure status,
+# not the time limit's, and PATTERN in the output).
 job() {
     local name=$1 expect=$2 np=$3
     shift 3
@@ -68,6 +73,8 @@ job() {
     case $expect in
         ok) [ $st = 0 ] && grep -q "^OK " "$tmp/out" && ok=1 ;;
         ok:*) [ $st = 0 ] && grep -qE -- "${expect#ok:}" "$tmp/out" && ok=1 ;;
+        all:*) [ $st = 0 ] && [ "$(grep -cE -- "${expect#all:}" "$tmp/out")" = "$np" ] &&
+            ok=1 ;;
         fail:*) [ $st != 0 ] && [ $st != 124 ] && grep -qE -- "${expect#fail:}" "$tmp/out" &&
             ok=1 ;;
     esac
@@ -109,6 +116,12 @@ job "blacs_p2p 2" ok 2 -- "$progs/blacs_p2p"
 job "blacs_coll 4" ok 4 -- "$progs/blacs_coll"
 job "pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
 job "kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 -- "$progs/kill" -w recv
+job "on demand: ring 6" "all:dcfa: 2 queue pairs \\(to 2 of 5 peers\\)" 6 FMPL_VERBOSE=1 -- \
+    "$progs/neighbours" -p ring
+job "on demand: all 4" "all:dcfa: 3 queue pairs \\(to 3 of 3 peers\\)" 4 FMPL_VERBOSE=1 -- \
+    "$progs/neighbours" -p all -s 64K
+job "connect: stopped rank" "fail:rank 2 did not answer a connection request in 3 s" 3 \
+    FMPL_DCFA_CONNECT_TIMEOUT=3 -- "$progs/kill" -s
 job "no such device" "fail:no active port on device nosuch" 2 \
     FMPL_DCFA_DEVICE=nosuch -- "$progs/pingpong"
 job "no such port" "fail:no active port on any device \\(FMPL_DCFA_PORT\\)" 2 FMPL_DCFA_PORT=9 -- "$progs/pingpong"

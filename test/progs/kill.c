@@ -1,7 +1,7 @@
 /*
  * kill - the last rank dies by SIGKILL while the others wait on it.
  *
- *   kill [-w recv|send|finalize] [-d DELAY] [-x CODE]
+ *   kill [-w recv|send|finalize] [-d DELAY] [-x CODE] [-s]
  *     -w  what the survivors are blocked in (default recv):
  *           recv      even ranks fmpl_recv from the victim, odd ranks
  *                     fmpl_recv from rank+1 (a chain that depends on it)
@@ -9,6 +9,10 @@
  *           finalize  every survivor is in fmpl_finalize
  *     -d  seconds the victim waits before raise(SIGKILL) (default 0.5)
  *     -x  exit code of a survivor that saw FMPL_ERR_PEER (default 3)
+ *     -s  the victim stops itself (SIGSTOP) instead: alive, silent (its
+ *         end comes from a timeout, FMPL_PEER_TIMEOUT or a transport's);
+ *         the survivors make their call only once it has stopped (after
+ *         DELAY + 0.5 s), so they have not talked to it before
  *
  * Every rank prints "kill: rank R pid P" first (the driver checks that
  * all these processes are gone afterwards).  A survivor whose call returns
@@ -23,17 +27,19 @@ int main(int argc, char **argv)
     const char *what = "recv";
     double delay = 0.5;
     long code = 3;
+    int stop = 0;
     struct prog_opt opts[] = {
         {'w', OPT_STR, &what, "recv, send or finalize"},
         {'d', OPT_DOUBLE, &delay, "victim's delay before SIGKILL"},
         {'x', OPT_INT, &code, "survivors' exit code"},
+        {'s', OPT_FLAG, &stop, "SIGSTOP, not SIGKILL"},
     };
     int victim, peer, rc;
     const char *call;
     static unsigned char buf[1 << 20];
 
     prog_name = "kill";
-    prog_parse(argc, argv, opts, 3);
+    prog_parse(argc, argv, opts, 4);
     prog_init("kill", 4);
     CHECK(prog_np >= 2, "needs at least 2 ranks");
     printf("kill: rank %d pid %d jobid %s\n", prog_me, (int)getpid(),
@@ -44,11 +50,13 @@ int main(int argc, char **argv)
     if (prog_me == victim) {
         prog_sleep(delay);
         fflush(stdout);
-        raise(SIGKILL);
-        return 99;   /* not reached */
+        raise(stop ? SIGSTOP : SIGKILL);
+        return 99;   /* not reached (the launcher kills a stopped victim) */
     }
 
     peer = (prog_me % 2 == 0) ? victim : prog_me + 1;
+    if (stop)
+        prog_sleep(delay + 0.5);
     if (strcmp(what, "recv") == 0) {
         call = "fmpl_recv";
         rc = fmpl_recv(buf, sizeof buf, peer, 1);

@@ -7,8 +7,10 @@
  * opens the device and owns its protection domain, registrations and
  * queue pairs; the host-side agent of the paper's split is to come.
  *
- *   queue pairs  one RC queue pair per peer, created at open and connected
- *                through the bootstrap's modex (QP numbers, LID, GID).
+ *   queue pairs  one RC queue pair per peer, created and connected when
+ *                one of the two first talks to the other, by datagrams
+ *                on a UD queue pair whose address the bootstrap's modex
+ *                carries (dcfa_conn.c).
  *   put          RDMA WRITE from the sender's buffer straight into the
  *                receiver's (the paper's one zero-copy write).  A source
  *                of up to FMPL_DCFA_BOUNCE bytes is copied into a
@@ -70,6 +72,35 @@
 #define FMPL_DCFA_BOUNCE  8192     /* sources up to this size are copied */
 #define FMPL_DCFA_NBOUNCE 64       /* bounce slots */
 #define FMPL_DCFA_MAX_WR  (1u << 30)   /* largest single transfer */
+#define FMPL_DCFA_UD_NRX  64       /* connection datagrams: receives posted */
+#define FMPL_DCFA_UD_NTX  16       /* ... sends in flight */
+#define FMPL_DCFA_UD_BUF  128      /* ... their buffers (40 bytes of GRH first) */
+/* work request ids: receives on the shared queue carry their buffer's
+ * index with FMPL_DCFA_RECV_TAG, datagrams theirs with FMPL_DCFA_UD_TAG
+ * (and FMPL_DCFA_UD_SEND when sent), other sends their op's address
+ * (user-space pointers never have these bits) */
+#define FMPL_DCFA_RECV_TAG (1ull << 63)
+#define FMPL_DCFA_UD_TAG   (1ull << 62)
+#define FMPL_DCFA_UD_SEND  (1ull << 61)
+
+/* What a rank publishes (modex key "dcfa"). */
+typedef struct fmpl_dcfa_card {
+    uint8_t gid[16];
+    uint32_t ud_qpn;               /* its connection queue pair */
+    uint16_t lid;
+    uint8_t mtu;                   /* enum ibv_mtu */
+    uint8_t roce;
+} fmpl_dcfa_card_t;
+
+/* A peer, as far as we have met it. */
+typedef struct fmpl_dcfa_peer {
+    struct ibv_qp *qp;             /* ours for it, NULL until first contact */
+    struct ibv_ah *ah;             /* to its connection queue pair */
+    fmpl_dcfa_card_t card;
+    uint32_t qpn;                  /* its queue pair for us, once READY */
+    uint8_t state, have_card;
+    int sq_used;                   /* our send requests in flight to it */
+} fmpl_dcfa_peer_t;
 
 /* One send request in flight: what its completion releases. */
 typedef struct fmpl_dcfa_op {
@@ -111,12 +142,19 @@ typedef struct fmpl_dcfa {
     enum ibv_mtu mtu;
     int roce;                      /* Ethernet link layer: addressed by GID */
     uint32_t max_inline;
-    struct ibv_qp **qp;            /* [size], NULL for ourselves */
-    int *sq_used;                  /* [size] send requests in flight */
-    uint32_t *qpn_peer;            /* [size] the peer's queue pair for us */
+    uint8_t rd_atom;               /* RDMA READs in flight per queue pair */
+    fmpl_dcfa_peer_t *peer;        /* [size] */
+    int nqp;                       /* RC queue pairs created */
     int *by_qpn;                   /* [qpn_mask + 1] open addressing: our queue
                                       pair's number -> its peer, -1 empty */
     uint32_t qpn_mask;
+    int nindexed;
+    struct ibv_qp *ud;             /* the connection queue pair */
+    uint8_t *ud_buf;               /* [UD_NRX receives + UD_NTX sends][UD_BUF] */
+    struct ibv_mr *ud_mr;
+    int ud_tx_busy;
+    unsigned ud_tx_next;
+    double connect_timeout;        /* s */
     fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
     fmpl_mmsg_t *rx;               /* [FMPL_DCFA_NRECV] receive buffers */
     struct ibv_mr *rx_mr;
@@ -151,6 +189,18 @@ fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer);
 void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op);
 /* A verbs call failed with errno value `err`: say so, return the code. */
 int  fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer);
+
+/* dcfa_conn.c */
+int  fmpl_dcfa_conn_open(fmpl_dcfa_t *d);
+void fmpl_dcfa_conn_close(fmpl_dcfa_t *d);
+/* Make sure our queue pair for `peer` is connected (asking it, making
+ * progress until it answered): FMPL_SUCCESS or FMPL_ERR_PEER. */
+int  fmpl_dcfa_connect(fmpl_dcfa_t *d, int peer);
+/* A datagram received in slot `slot`, or one of ours sent. */
+void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc);
+void fmpl_dcfa_conn_sent(fmpl_dcfa_t *d);
+/* The peer whose queue pair (ours) has number qpn, or -1. */
+int  fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn);
 
 /* dcfa_mem.c */
 int  fmpl_dcfa_mem_open(fmpl_dcfa_t *d);

@@ -8,6 +8,9 @@
  *   FMPL_DCFA_GID_INDEX=N      the source GID on RoCE (default: the first
  *                              IPv4-mapped GID - RoCE v2 over the port's
  *                              IPv4 address -, else GID 0)
+ *   FMPL_DCFA_CONNECT_TIMEOUT=S  how long a peer may leave a connection
+ *                              request unanswered (default 60 s;
+ *                              dcfa_conn.c)
  *   FMPL_DCFA_RCACHE_MB=N      registered memory kept with no user, in
  *                              MiB (default 256; 0: no registration cache;
  *                              dcfa_mem.c)
@@ -24,21 +27,9 @@
 #include "core/log.h"
 #include "transport/dcfa/dcfa.h"
 
-/* receive requests carry their buffer's index with this bit; send
- * requests the address of their op (user-space pointers never have it) */
-#define RECV_TAG (1ull << 63)
 #define NOPS 4096                  /* send requests in flight at most */
 #define WAIT_SPIN 1024
 
-/* What a rank publishes: its port's address, then (under "dcfa.qK") the
- * numbers of its queue pairs for ranks K*QPN_CHUNK ... */
-typedef struct dcfa_card {
-    uint8_t gid[16];
-    uint16_t lid;
-    uint8_t mtu;                   /* enum ibv_mtu */
-    uint8_t roce;
-} dcfa_card_t;
-#define QPN_CHUNK (FMPL_BOOT_VALUE_MAX / 4)
 
 int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
 {
@@ -110,8 +101,8 @@ static int idle(fmpl_dcfa_t *d, int peer, unsigned long *spins)
 int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op)
 {
     unsigned long spins = 0;
-    int rc = FMPL_SUCCESS;
-    while (d->sq_used[peer] >= FMPL_DCFA_SQ && rc == FMPL_SUCCESS)
+    int rc = fmpl_dcfa_connect(d, peer);
+    while (rc == FMPL_SUCCESS && d->peer[peer].sq_used >= FMPL_DCFA_SQ)
         if (fmpl_dcfa_progress(d->tl) == 0)
             rc = idle(d, peer, &spins);
     if (rc == FMPL_SUCCESS && d->failed_peer == peer)
@@ -126,12 +117,12 @@ int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_o
     wr->send_flags |= IBV_SEND_SIGNALED;
     wr->next = NULL;
     struct ibv_send_wr *bad = NULL;
-    int e = ibv_post_send(d->qp[peer], wr, &bad);
+    int e = ibv_post_send(d->peer[peer].qp, wr, &bad);
     if (e) {
         fmpl_dcfa_op_put(d, op);
         return fmpl_dcfa_error(d, e, "ibv_post_send", peer);
     }
-    d->sq_used[peer]++;
+    d->peer[peer].sq_used++;
     return FMPL_SUCCESS;
 }
 
@@ -141,43 +132,11 @@ static int post_recv(fmpl_dcfa_t *d, int i)
 {
     struct ibv_sge sge = { .addr = (uintptr_t)&d->rx[i], .length = sizeof d->rx[i],
                            .lkey = d->rx_mr->lkey };
-    struct ibv_recv_wr wr = { .wr_id = RECV_TAG | (uint64_t)i, .sg_list = &sge, .num_sge = 1 };
+    struct ibv_recv_wr wr = { .wr_id = FMPL_DCFA_RECV_TAG | (uint64_t)i, .sg_list = &sge,
+                              .num_sge = 1 };
     struct ibv_recv_wr *bad = NULL;
     int e = ibv_post_srq_recv(d->srq, &wr, &bad);
     return e ? fmpl_dcfa_error(d, e, "ibv_post_srq_recv", -1) : FMPL_SUCCESS;
-}
-
-/* the peer whose queue pair (ours) a receive came on: one probe or two
- * of a table twice the job's size, not a search of every queue pair */
-static int peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
-{
-    for (uint32_t h = qpn * 2654435761u;; h++) {
-        int r = d->by_qpn[h & d->qpn_mask];
-        if (r < 0 || d->qp[r]->qp_num == qpn)
-            return r;
-    }
-}
-
-static int index_qps(fmpl_dcfa_t *d)
-{
-    uint32_t n = 4;
-    while (n < 2u * (uint32_t)d->tl->size)
-        n <<= 1;
-    d->by_qpn = malloc(n * sizeof *d->by_qpn);
-    if (!d->by_qpn)
-        return FMPL_ERR_NOMEM;
-    d->qpn_mask = n - 1;
-    for (uint32_t i = 0; i < n; i++)
-        d->by_qpn[i] = -1;
-    for (int r = 0; r < d->tl->size; r++) {
-        if (!d->qp[r])
-            continue;
-        uint32_t h = d->qp[r]->qp_num * 2654435761u;
-        while (d->by_qpn[h & d->qpn_mask] >= 0)
-            h++;
-        d->by_qpn[h & d->qpn_mask] = r;
-    }
-    return FMPL_SUCCESS;
 }
 
 static int progress_locked(fmpl_dcfa_t *d)
@@ -191,21 +150,28 @@ static int progress_locked(fmpl_dcfa_t *d)
             return n;
         }
         for (int i = 0; i < got; i++) {
-            if (wc[i].wr_id & RECV_TAG) {
-                int slot = (int)(wc[i].wr_id & ~RECV_TAG);
+            if (wc[i].wr_id & FMPL_DCFA_UD_TAG) {
+                if (wc[i].wr_id & FMPL_DCFA_UD_SEND)
+                    fmpl_dcfa_conn_sent(d);
+                else
+                    fmpl_dcfa_conn_recv(d, (int)(wc[i].wr_id & 0xffff), &wc[i]);
+                continue;
+            }
+            if (wc[i].wr_id & FMPL_DCFA_RECV_TAG) {
+                int slot = (int)(wc[i].wr_id & ~FMPL_DCFA_RECV_TAG);
                 if (wc[i].status != IBV_WC_SUCCESS) {
                     if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
                         fmpl_log_err("dcfa: a receive failed: %s",
                                      ibv_wc_status_str(wc[i].status));
                     continue;      /* the queue is going away */
                 }
-                fmpl_mmsg_apply(&d->box, peer_of_qp(d, wc[i].qp_num), &d->rx[slot],
+                fmpl_mmsg_apply(&d->box, fmpl_dcfa_peer_of_qp(d, wc[i].qp_num), &d->rx[slot],
                                 wc[i].byte_len);
                 post_recv(d, slot);
                 continue;
             }
             fmpl_dcfa_op_t *op = (fmpl_dcfa_op_t *)(uintptr_t)wc[i].wr_id;
-            d->sq_used[op->peer]--;
+            d->peer[op->peer].sq_used--;
             if (wc[i].status != IBV_WC_SUCCESS) {
                 fmpl_log_err("dcfa: %s to rank %d failed: %s", op->verb ? op->verb : "a request",
                              op->peer, ibv_wc_status_str(wc[i].status));
@@ -333,108 +299,31 @@ static int open_device(fmpl_dcfa_t *d)
     return FMPL_SUCCESS;
 }
 
-/* ---- queue pairs -------------------------------------------------------- */
-
-static int create_qps(fmpl_dcfa_t *d)
+/* What this process holds of the device, for FMPL_VERBOSE's account at
+ * close (and the scale report, bench/dcfa_scale.sh): the memory pinned by
+ * registrations (the kernel's VmPin) and the device's queues mapped into
+ * us (queue pairs, completion and receive queues: mappings of the uverbs
+ * device), in KiB; -1 where /proc does not say. */
+static void resources(long *pinned, long *queues)
 {
-    fmpl_tl_t *tl = d->tl;
-    d->max_inline = sizeof(fmpl_mmsg_t);
-    for (int r = 0; r < tl->size; r++) {
-        if (r == tl->rank)
-            continue;
-        struct ibv_qp_init_attr a = {
-            .send_cq = d->cq, .recv_cq = d->cq, .srq = d->srq, .qp_type = IBV_QPT_RC,
-            .cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
-                     .max_inline_data = sizeof(fmpl_mmsg_t) } };
-        d->qp[r] = ibv_create_qp(d->pd, &a);
-        if (!d->qp[r])
-            return fmpl_dcfa_error(d, errno, "ibv_create_qp", r);
-        if (a.cap.max_inline_data < d->max_inline)
-            d->max_inline = a.cap.max_inline_data;
-        struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
-                                 .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-                                                    IBV_ACCESS_REMOTE_WRITE |
-                                                    IBV_ACCESS_REMOTE_READ };
-        int e = ibv_modify_qp(d->qp[r], &m,
-                              IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-        if (e)
-            return fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r);
+    char line[512];
+    *pinned = *queues = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmPin:", 6) == 0)
+            *pinned = strtol(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    f = fopen("/proc/self/maps", "r");
+    if (f)
+        *queues = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (strstr(line, "/dev/infiniband/uverbs") && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+            *queues += (long)((hi - lo) >> 10);
     }
-    return FMPL_SUCCESS;
-}
-
-/* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
- * 4.096 us x 2^14 = 67 ms, 7 retries: a peer whose queue pair is gone
- * fails the request within about half a second; receiver-not-ready
- * retries for ever (the peer reposts its receives as it applies them). */
-static int connect_qp(fmpl_dcfa_t *d, int r, const dcfa_card_t *c, uint32_t qpn,
-                      uint8_t rd_atom)
-{
-    struct ibv_qp_attr m = {
-        .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
-        .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = rd_atom, .min_rnr_timer = 12,
-        .ah_attr = { .dlid = c->lid, .sl = 0, .src_path_bits = 0, .port_num = d->port } };
-    if (d->roce || c->roce) {
-        m.ah_attr.is_global = 1;
-        memcpy(m.ah_attr.grh.dgid.raw, c->gid, 16);
-        m.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
-        m.ah_attr.grh.hop_limit = 64;
-    }
-    int e = ibv_modify_qp(d->qp[r], &m,
-                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-    if (e)
-        return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
-    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
-                             .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = rd_atom };
-    e = ibv_modify_qp(d->qp[r], &s,
-                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-    return e ? fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r) : FMPL_SUCCESS;
-}
-
-/* Publish our address and queue pair numbers, read everybody's, connect. */
-static int exchange(fmpl_dcfa_t *d, uint8_t rd_atom)
-{
-    fmpl_tl_t *tl = d->tl;
-    fmpl_boot_t *b = tl->boot;
-    dcfa_card_t card = { .lid = d->lid, .mtu = (uint8_t)d->mtu, .roce = (uint8_t)d->roce };
-    memcpy(card.gid, d->gid.raw, 16);
-    int rc = b->ops->put(b, "dcfa", &card, sizeof card);
-    uint32_t chunk[QPN_CHUNK];
-    for (int k = 0; rc == FMPL_SUCCESS && k * QPN_CHUNK < tl->size; k++) {
-        int n = 0;
-        for (int r = k * QPN_CHUNK; r < tl->size && n < QPN_CHUNK; r++, n++)
-            chunk[n] = d->qp[r] ? d->qp[r]->qp_num : 0;
-        char key[32];
-        snprintf(key, sizeof key, "dcfa.q%d", k);
-        rc = b->ops->put(b, key, chunk, (size_t)n * sizeof chunk[0]);
-    }
-    if (rc == FMPL_SUCCESS)
-        rc = b->ops->fence(b);
-    /* rank r's queue pair for us is entry `rank` of its chunk rank / QPN_CHUNK */
-    char key[32];
-    snprintf(key, sizeof key, "dcfa.q%d", tl->rank / QPN_CHUNK);
-    for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
-        if (r == tl->rank)
-            continue;
-        dcfa_card_t c;
-        size_t len = sizeof c, clen = sizeof chunk;
-        rc = b->ops->get(b, r, "dcfa", &c, &len);
-        if (rc == FMPL_SUCCESS && len == sizeof c)
-            rc = b->ops->get(b, r, key, chunk, &clen);
-        if (rc != FMPL_SUCCESS || len != sizeof c ||
-            clen <= (size_t)(tl->rank % QPN_CHUNK) * sizeof chunk[0]) {
-            fmpl_log_err("dcfa: rank %d published no verbs address", r);
-            return rc != FMPL_SUCCESS ? rc : FMPL_ERR_INTERNAL;
-        }
-        d->qpn_peer[r] = chunk[tl->rank % QPN_CHUNK];
-        rc = connect_qp(d, r, &c, d->qpn_peer[r], rd_atom);
-    }
-    /* nobody sends before everybody's queue pairs are ready to receive */
-    if (rc == FMPL_SUCCESS)
-        rc = b->ops->fence(b);
-    return rc;
+    if (f)
+        fclose(f);
 }
 
 static void dcfa_close(fmpl_tl_t *tl);
@@ -463,7 +352,9 @@ static int dcfa_open(fmpl_tl_t *tl)
         rc = fmpl_dcfa_error(d, errno ? errno : EIO, "ibv_query_device", -1);
     if (rc == FMPL_SUCCESS && !(d->pd = ibv_alloc_pd(d->ctx)))
         rc = fmpl_dcfa_error(d, errno, "ibv_alloc_pd", -1);
-    int cqe = tl->size * FMPL_DCFA_SQ + FMPL_DCFA_NRECV + 64;
+    /* every completion has a request: sends (NOPS at most), receives and
+     * datagrams - not a number that grows with the job */
+    int cqe = NOPS + FMPL_DCFA_NRECV + FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX + 64;
     if (rc == FMPL_SUCCESS && cqe > da.max_cqe)
         cqe = da.max_cqe;
     if (rc == FMPL_SUCCESS && !(d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)))
@@ -487,10 +378,7 @@ static int dcfa_open(fmpl_tl_t *tl)
     if (rc == FMPL_SUCCESS) {
         d->ops = calloc(NOPS, sizeof *d->ops);
         d->nops = d->ops ? NOPS : 0;
-        d->qp = calloc((size_t)tl->size, sizeof *d->qp);
-        d->sq_used = calloc((size_t)tl->size, sizeof *d->sq_used);
-        d->qpn_peer = calloc((size_t)tl->size, sizeof *d->qpn_peer);
-        if (!d->ops || !d->qp || !d->sq_used || !d->qpn_peer)
+        if (!d->ops)
             rc = FMPL_ERR_NOMEM;
     }
     for (int i = 0; rc == FMPL_SUCCESS && i < NOPS; i++) {
@@ -499,14 +387,17 @@ static int dcfa_open(fmpl_tl_t *tl)
     }
     for (int i = 0; rc == FMPL_SUCCESS && i < FMPL_DCFA_NRECV; i++)
         rc = post_recv(d, i);
-    if (rc == FMPL_SUCCESS)
-        rc = create_qps(d);
-    if (rc == FMPL_SUCCESS)
-        rc = index_qps(d);
     if (rc == FMPL_SUCCESS) {
-        uint8_t rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
-        rc = exchange(d, rd_atom ? rd_atom : 1);
+        d->rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
+        if (!d->rd_atom)
+            d->rd_atom = 1;
+        int secs = 60;
+        if (env_int("FMPL_DCFA_CONNECT_TIMEOUT", 1, 86400, &secs) < 0)
+            rc = FMPL_ERR_ARG;
+        d->connect_timeout = secs;
     }
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_dcfa_conn_open(d);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_ticker_start(&d->ticker, tl, fmpl_dcfa_progress, "dcfa");
     if (rc != FMPL_SUCCESS) {
@@ -517,9 +408,10 @@ static int dcfa_open(fmpl_tl_t *tl)
     snprintf(gid, sizeof gid, "%02x%02x:...:%02x%02x", d->gid.raw[0], d->gid.raw[1],
              d->gid.raw[14], d->gid.raw[15]);
     fmpl_log_info("dcfa: direct mode (this process owns the verbs resources), device %s port "
-                  "%d, %s, GID %d (%s), MTU %d, %d ranks, %d queue pairs, inline %u bytes",
+                  "%d, %s, GID %d (%s), MTU %d, %d ranks, queue pairs on first use, inline %u "
+                  "bytes",
                   ibv_get_device_name(d->ctx->device), d->port, d->roce ? "RoCE" : "InfiniBand",
-                  d->gid_index, gid, 128 << d->mtu, tl->size, tl->size - 1, d->max_inline);
+                  d->gid_index, gid, 128 << d->mtu, tl->size, d->max_inline);
     return FMPL_SUCCESS;
 }
 
@@ -530,21 +422,30 @@ static void dcfa_close(fmpl_tl_t *tl)
         return;
     fmpl_ticker_stop(&d->ticker);
     /* let what is in flight end before its memory goes */
-    if (d->qp && d->cq) {
+    if (d->peer && d->cq) {
         unsigned long spins = 0;
         int busy = 1;
         while (busy && spins < 100000) {
             busy = 0;
             for (int r = 0; r < tl->size; r++)
-                if (d->sq_used[r] && r != d->failed_peer)
+                if (d->peer[r].sq_used && r != d->failed_peer)
                     busy = 1;
             if (busy && fmpl_dcfa_progress(tl) == 0 && idle(d, -1, &spins) != FMPL_SUCCESS)
                 break;
         }
     }
-    for (int r = 0; d->qp && r < tl->size; r++)
-        if (d->qp[r])
-            ibv_destroy_qp(d->qp[r]);
+    if (d->peer) {
+        long pinned, queues;
+        resources(&pinned, &queues);
+        fmpl_log_info("dcfa: %d queue pairs (to %d of %d peers); pinned %ld KiB, of which %zu "
+                      "fixed (receives, bounce slots, datagrams) and %zu cached; device "
+                      "queues %ld KiB", d->nqp, d->nqp, tl->size - 1, pinned,
+                      (FMPL_DCFA_NRECV * sizeof *d->rx +
+                       (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE +
+                       (size_t)(FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX) * FMPL_DCFA_UD_BUF) >> 10,
+                      d->cache_bytes >> 10, queues);
+    }
+    fmpl_dcfa_conn_close(d);
     if (d->srq)
         ibv_destroy_srq(d->srq);
     if (d->cq)
@@ -556,10 +457,6 @@ static void dcfa_close(fmpl_tl_t *tl)
         ibv_close_device(d->ctx);
     fmpl_mmsg_close(&d->box);
     free(d->ops);
-    free(d->qp);
-    free(d->sq_used);
-    free(d->qpn_peer);
-    free(d->by_qpn);
     if (d->locked_init)
         pthread_mutex_destroy(&d->lock);
     free(d);

@@ -11,7 +11,7 @@
 
 static int bad_peer(const fmpl_dcfa_t *d, int peer)
 {
-    return peer < 0 || peer >= d->tl->size || (!d->qp[peer] && peer != d->tl->rank);
+    return peer < 0 || peer >= d->tl->size;
 }
 
 /* Ourselves, through the CPU: keys are virtual addresses here, and a

@@ -1,0 +1,384 @@
+/*
+ * dcfa_conn.c - queue pairs of the verbs transport, set up per peer on
+ * first use.
+ *
+ * A process creates an RC queue pair for a peer only when one of them
+ * first talks to the other, as MVAPICH2's on-demand connection manager
+ * and UCX do: what a process creates and pins then grows with the peers
+ * it talks to (a halo's few neighbours), not with the job's size.  The
+ * job's bootstrap only carries each rank's card (GID, LID, MTU and the
+ * number of one UD queue pair, its connection queue pair); connecting
+ * then takes one exchange of datagrams on those:
+ *
+ *   A, first to send to B   creates its queue pair for B (INIT) and sends
+ *                           B "ask {A, its number}";
+ *   B, in its progress      creates its queue pair for A if it has none,
+ *                           connects it to A's number (RTR, RTS) and
+ *                           answers "answer {B, its number}";
+ *   A                       connects its queue pair to B's number.
+ *
+ * Asking and answering are the same step - "here is my queue pair for
+ * you: connect yours to it" - so when A and B ask each other at once,
+ * each connects on the other's ask and the answers change nothing.  UD is
+ * unreliable: an ask unanswered is sent again (200 ms, doubling to 2 s),
+ * and an ask from a peer already connected is answered again with the
+ * same number (its answer was lost).  A datagram is believed only if it
+ * comes from the connection queue pair its sender published, with a
+ * rank in range.  A peer's traffic may reach our queue pair while it is
+ * still in INIT (the peer connected on our ask and wrote at once): the
+ * RC retry (67 ms) delivers it once our answer came.
+ *
+ * The peer must run its progress to answer: the ticker (transport/
+ * ticker.h) does when it computes.  A dead peer, or one silent for
+ * FMPL_DCFA_CONNECT_TIMEOUT seconds (default 60), ends the wait with
+ * FMPL_ERR_PEER.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fmpl.h"
+#include "core/boot.h"
+#include "core/log.h"
+#include "transport/dcfa/dcfa.h"
+
+#define QKEY      0x464d504cu      /* "FMPL" */
+#define GRH       40               /* a UD receive starts with room for the GRH */
+#define MSG_MAGIC 0x64636661u      /* "dcfa" */
+
+enum { ASK = 1, ANSWER = 2 };
+enum { NONE, ASKED, READY };
+
+typedef struct conn_msg {
+    uint32_t magic, kind;
+    int32_t from;
+    uint32_t qpn;                  /* the sender's RC queue pair for the receiver */
+} conn_msg_t;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- the queue-pair-number index ---------------------------------------- */
+
+/* Open addressing on our queue pairs' numbers, grown at half full: which
+ * peer a receive came from is one probe or two, not a search. */
+static int index_add(fmpl_dcfa_t *d, uint32_t qpn, int peer)
+{
+    if (2 * (uint32_t)(d->nindexed + 1) > d->qpn_mask + 1) {
+        uint32_t n = d->by_qpn ? 2 * (d->qpn_mask + 1) : 64;
+        int *t = malloc(n * sizeof *t);
+        if (!t)
+            return FMPL_ERR_NOMEM;
+        for (uint32_t i = 0; i < n; i++)
+            t[i] = -1;
+        int *old = d->by_qpn;
+        uint32_t oldn = old ? d->qpn_mask + 1 : 0;
+        d->by_qpn = t;
+        d->qpn_mask = n - 1;
+        for (uint32_t i = 0; i < oldn; i++)
+            if (old[i] >= 0) {
+                uint32_t h = d->peer[old[i]].qp->qp_num * 2654435761u;
+                while (t[h & d->qpn_mask] >= 0)
+                    h++;
+                t[h & d->qpn_mask] = old[i];
+            }
+        free(old);
+    }
+    uint32_t h = qpn * 2654435761u;
+    while (d->by_qpn[h & d->qpn_mask] >= 0)
+        h++;
+    d->by_qpn[h & d->qpn_mask] = peer;
+    d->nindexed++;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
+{
+    if (!d->by_qpn)
+        return -1;
+    for (uint32_t h = qpn * 2654435761u;; h++) {
+        int r = d->by_qpn[h & d->qpn_mask];
+        if (r < 0 || d->peer[r].qp->qp_num == qpn)
+            return r;
+    }
+}
+
+/* ---- cards ---------------------------------------------------------------- */
+
+static int card_of(fmpl_dcfa_t *d, int r)
+{
+    fmpl_dcfa_peer_t *p = &d->peer[r];
+    if (p->have_card)
+        return FMPL_SUCCESS;
+    fmpl_boot_t *b = d->tl->boot;
+    size_t len = sizeof p->card;
+    int rc = b->ops->get(b, r, "dcfa", &p->card, &len);
+    if (rc != FMPL_SUCCESS || len != sizeof p->card) {
+        fmpl_log_err("dcfa: rank %d published no verbs address", r);
+        return rc != FMPL_SUCCESS ? rc : FMPL_ERR_INTERNAL;
+    }
+    p->have_card = 1;
+    return FMPL_SUCCESS;
+}
+
+/* ---- RC queue pairs ------------------------------------------------------- */
+
+static int create_qp(fmpl_dcfa_t *d, int r)
+{
+    struct ibv_qp_init_attr a = {
+        .send_cq = d->cq, .recv_cq = d->cq, .srq = d->srq, .qp_type = IBV_QPT_RC,
+        .cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
+                 .max_inline_data = sizeof(fmpl_mmsg_t) } };
+    struct ibv_qp *qp = ibv_create_qp(d->pd, &a);
+    if (!qp)
+        return fmpl_dcfa_error(d, errno, "ibv_create_qp", r);
+    if (r < 0) {
+        /* the probe of fmpl_dcfa_conn_open: what inline size we get */
+        d->max_inline = a.cap.max_inline_data < sizeof(fmpl_mmsg_t) ? a.cap.max_inline_data
+                                                                      : sizeof(fmpl_mmsg_t);
+        ibv_destroy_qp(qp);
+        return FMPL_SUCCESS;
+    }
+    struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
+                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+                                                IBV_ACCESS_REMOTE_WRITE |
+                                                IBV_ACCESS_REMOTE_READ };
+    int e = ibv_modify_qp(qp, &m,
+                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    if (e) {
+        ibv_destroy_qp(qp);
+        return fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r);
+    }
+    d->peer[r].qp = qp;
+    d->nqp++;
+    return index_add(d, qp->qp_num, r);
+}
+
+/* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
+ * 4.096 us x 2^14 = 67 ms, 7 retries: a peer whose queue pair is gone
+ * fails the request within about half a second; receiver-not-ready
+ * retries for ever (the peer reposts its receives as it applies them). */
+static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
+{
+    const fmpl_dcfa_card_t *c = &d->peer[r].card;
+    struct ibv_qp_attr m = {
+        .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
+        .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = d->rd_atom, .min_rnr_timer = 12,
+        .ah_attr = { .dlid = c->lid, .sl = 0, .src_path_bits = 0, .port_num = d->port } };
+    if (d->roce || c->roce) {
+        m.ah_attr.is_global = 1;
+        memcpy(m.ah_attr.grh.dgid.raw, c->gid, 16);
+        m.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
+        m.ah_attr.grh.hop_limit = 64;
+    }
+    int e = ibv_modify_qp(d->peer[r].qp, &m,
+                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
+    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+                             .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = d->rd_atom };
+    e = ibv_modify_qp(d->peer[r].qp, &s,
+                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r);
+    d->peer[r].qpn = qpn;
+    d->peer[r].state = READY;
+    return FMPL_SUCCESS;
+}
+
+/* ---- the connection queue pair (UD) ------------------------------------- */
+
+static int post_ud_recv(fmpl_dcfa_t *d, int i)
+{
+    struct ibv_sge sge = { .addr = (uintptr_t)(d->ud_buf + (size_t)i * FMPL_DCFA_UD_BUF),
+                           .length = FMPL_DCFA_UD_BUF, .lkey = d->ud_mr->lkey };
+    struct ibv_recv_wr wr = { .wr_id = FMPL_DCFA_UD_TAG | (uint64_t)i, .sg_list = &sge,
+                              .num_sge = 1 };
+    struct ibv_recv_wr *bad = NULL;
+    int e = ibv_post_recv(d->ud, &wr, &bad);
+    return e ? fmpl_dcfa_error(d, e, "ibv_post_recv (connection queue pair)", -1)
+             : FMPL_SUCCESS;
+}
+
+static int send_conn(fmpl_dcfa_t *d, int r, uint32_t kind)
+{
+    fmpl_dcfa_peer_t *p = &d->peer[r];
+    int rc = card_of(d, r);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!p->ah) {
+        struct ibv_ah_attr a = { .dlid = p->card.lid, .port_num = d->port };
+        if (d->roce || p->card.roce) {
+            a.is_global = 1;
+            memcpy(a.grh.dgid.raw, p->card.gid, 16);
+            a.grh.sgid_index = (uint8_t)d->gid_index;
+            a.grh.hop_limit = 64;
+        }
+        if (!(p->ah = ibv_create_ah(d->pd, &a)))
+            return fmpl_dcfa_error(d, errno, "ibv_create_ah", r);
+    }
+    if (d->ud_tx_busy >= FMPL_DCFA_UD_NTX)
+        return FMPL_SUCCESS;       /* the datagram is lost; asks are sent again */
+    int slot = d->ud_tx_next++ % FMPL_DCFA_UD_NTX;
+    conn_msg_t *m = (conn_msg_t *)(d->ud_buf + (size_t)(FMPL_DCFA_UD_NRX + slot) *
+                                                   FMPL_DCFA_UD_BUF);
+    *m = (conn_msg_t){ MSG_MAGIC, kind, d->tl->rank, p->qp->qp_num };
+    struct ibv_sge sge = { .addr = (uintptr_t)m, .length = sizeof *m, .lkey = d->ud_mr->lkey };
+    struct ibv_send_wr wr = { .wr_id = FMPL_DCFA_UD_TAG | FMPL_DCFA_UD_SEND, .sg_list = &sge,
+                              .num_sge = 1, .opcode = IBV_WR_SEND,
+                              .send_flags = IBV_SEND_SIGNALED,
+                              .wr.ud = { .ah = p->ah, .remote_qpn = p->card.ud_qpn,
+                                         .remote_qkey = QKEY } };
+    struct ibv_send_wr *bad = NULL;
+    int e = ibv_post_send(d->ud, &wr, &bad);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_post_send (connection queue pair)", r);
+    d->ud_tx_busy++;
+    return FMPL_SUCCESS;
+}
+
+void fmpl_dcfa_conn_sent(fmpl_dcfa_t *d) { d->ud_tx_busy--; }
+
+void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
+{
+    const conn_msg_t *m =
+        (const conn_msg_t *)(d->ud_buf + (size_t)slot * FMPL_DCFA_UD_BUF + GRH);
+    if (wc->status == IBV_WC_SUCCESS && wc->byte_len == GRH + sizeof *m &&
+        m->magic == MSG_MAGIC && (m->kind == ASK || m->kind == ANSWER) && m->from >= 0 &&
+        m->from < d->tl->size && m->from != d->tl->rank) {
+        int r = m->from, rc = card_of(d, r);
+        fmpl_dcfa_peer_t *p = &d->peer[r];
+        if (rc == FMPL_SUCCESS && wc->src_qp != p->card.ud_qpn) {
+            fmpl_log_err("dcfa: a connection datagram claiming rank %d came from queue pair "
+                         "%u, not rank %d's (%u): ignored", r, wc->src_qp, r, p->card.ud_qpn);
+        } else if (rc == FMPL_SUCCESS) {
+            if (!p->qp)
+                rc = create_qp(d, r);
+            if (rc == FMPL_SUCCESS && p->state != READY)
+                rc = connect_qp(d, r, m->qpn);
+            else if (rc == FMPL_SUCCESS && p->qpn != m->qpn)
+                fmpl_log_err("dcfa: rank %d asks again with queue pair %u, connected to %u: "
+                             "ignored", r, m->qpn, p->qpn);
+            if (rc == FMPL_SUCCESS && m->kind == ASK)
+                send_conn(d, r, ANSWER);
+            if (rc != FMPL_SUCCESS)
+                d->failed_peer = r;
+        }
+    } else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
+        fmpl_log_err("dcfa: a connection datagram failed: %s", ibv_wc_status_str(wc->status));
+    }
+    if (wc->status != IBV_WC_WR_FLUSH_ERR)
+        post_ud_recv(d, slot);
+}
+
+int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
+{
+    fmpl_dcfa_peer_t *p = &d->peer[r];
+    if (p->state == READY)
+        return FMPL_SUCCESS;
+    int rc = p->qp ? FMPL_SUCCESS : create_qp(d, r);
+    double t0 = now(), wait = 0.2, next = t0;
+    unsigned long spins = 0;
+    while (rc == FMPL_SUCCESS && p->state != READY) {
+        double t = now();
+        if (t >= next) {
+            if (t - t0 > d->connect_timeout) {
+                fmpl_log_err("dcfa: rank %d did not answer a connection request in %.0f s "
+                             "(FMPL_DCFA_CONNECT_TIMEOUT)", r, d->connect_timeout);
+                d->failed_peer = r;
+                return FMPL_ERR_PEER;
+            }
+            p->state = ASKED;
+            rc = send_conn(d, r, ASK);
+            next = t + wait;
+            wait = wait < 1.0 ? 2 * wait : 2.0;
+        }
+        if (rc != FMPL_SUCCESS || fmpl_dcfa_progress(d->tl) != 0 || p->state == READY)
+            continue;
+        if (++spins > 1024)
+            sched_yield();
+        if (spins % 256 == 0 &&
+            (d->failed_peer == r || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0))
+            rc = FMPL_ERR_PEER;
+    }
+    return rc;
+}
+
+/* ---- open, close ------------------------------------------------------- */
+
+int fmpl_dcfa_conn_open(fmpl_dcfa_t *d)
+{
+    fmpl_tl_t *tl = d->tl;
+    d->peer = calloc((size_t)tl->size, sizeof *d->peer);
+    size_t bytes = (size_t)(FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX) * FMPL_DCFA_UD_BUF;
+    if (!d->peer || posix_memalign((void **)&d->ud_buf, 64, bytes) != 0)
+        return FMPL_ERR_NOMEM;
+    memset(d->ud_buf, 0, bytes);
+    if (!(d->ud_mr = ibv_reg_mr(d->pd, d->ud_buf, bytes, IBV_ACCESS_LOCAL_WRITE)))
+        return fmpl_dcfa_error(d, errno, "ibv_reg_mr (connection datagrams)", -1);
+    struct ibv_qp_init_attr a = {
+        .send_cq = d->cq, .recv_cq = d->cq, .qp_type = IBV_QPT_UD,
+        .cap = { .max_send_wr = FMPL_DCFA_UD_NTX, .max_recv_wr = FMPL_DCFA_UD_NRX,
+                 .max_send_sge = 1, .max_recv_sge = 1 } };
+    if (!(d->ud = ibv_create_qp(d->pd, &a)))
+        return fmpl_dcfa_error(d, errno, "ibv_create_qp (UD, connections)", -1);
+    struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
+                             .qkey = QKEY };
+    int e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    if (!e) {
+        m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
+        e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE);
+    }
+    if (!e) {
+        m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0 };
+        e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
+    }
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_modify_qp (UD, connections)", -1);
+    for (int i = 0; i < FMPL_DCFA_UD_NRX; i++) {
+        int rc = post_ud_recv(d, i);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    /* every queue pair is made alike: one made now tells what inline size
+     * they get, which decides how requests are built before any exists */
+    int rc = create_qp(d, -1);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_dcfa_card_t card = { .ud_qpn = d->ud->qp_num, .lid = d->lid, .mtu = (uint8_t)d->mtu,
+                              .roce = (uint8_t)d->roce };
+    memcpy(card.gid, d->gid.raw, 16);
+    fmpl_boot_t *b = tl->boot;
+    rc = b->ops->put(b, "dcfa", &card, sizeof card);
+    /* everybody's connection queue pair is up before anybody asks */
+    return rc == FMPL_SUCCESS ? b->ops->fence(b) : rc;
+}
+
+void fmpl_dcfa_conn_close(fmpl_dcfa_t *d)
+{
+    for (int r = 0; d->peer && r < d->tl->size; r++) {
+        if (d->peer[r].qp)
+            ibv_destroy_qp(d->peer[r].qp);
+        if (d->peer[r].ah)
+            ibv_destroy_ah(d->peer[r].ah);
+    }
+    if (d->ud)
+        ibv_destroy_qp(d->ud);
+    if (d->ud_mr)
+        ibv_dereg_mr(d->ud_mr);
+    free(d->ud_buf);
+    free(d->peer);
+    free(d->by_qpn);
+    d->peer = NULL;
+    d->by_qpn = NULL;
+}
