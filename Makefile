@@ -4,7 +4,12 @@
 #   make check           install missing Debian packages, build, run every test
 #   make bench           install missing packages, build and run the benchmarks
 #                        on a local 2-process job (the README's first command)
-#   make install PREFIX=/usr/local
+#   make install PREFIX=/usr/local [DESTDIR=...]
+#   make help            every target and variable
+#
+# One short line per file (CC src/p2p/send.c); `make V=1` shows the
+# commands.  CC, CFLAGS, CPPFLAGS, LDFLAGS, FC, FFLAGS are honoured as GNU
+# make's conventions say (make CFLAGS=--coverage LDFLAGS=--coverage works).
 #
 # Outputs (a contract): lib/libfmpl.a lib/libfmpl.so bin/fmplrun
 # examples/<name> bench/<name> test/<name>
@@ -12,6 +17,10 @@
 # lib/libfmpl_blacs.so fmpl-blacs.pc include/fmpl_blacs.h
 
 PREFIX  ?= /usr/local
+BINDIR  ?= $(PREFIX)/bin
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 CC      ?= cc
 # make predefines FC=f77; only an explicit FC overrides gfortran
 ifeq ($(origin FC),default)
@@ -21,11 +30,23 @@ MPICC   ?= mpicc
 OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 FFLAGS  ?= $(OPT) -g
-ALLCFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -fPIC -pthread \
+ALLCFLAGS = $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -fPIC -pthread \
             -Iinclude -Isrc -fvisibility=hidden -DFMPL_BUILD
 SOVERSION = 0
 SONAME  = libfmpl.so.$(SOVERSION)
-VERSION = 0.1.0
+# the version is the header's (include/fmpl.h: FMPL_VERSION_*)
+VERSION := $(shell sed -n 's/^\#define FMPL_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
+                     include/fmpl.h | paste -sd.)
+
+# V=1: the whole commands; otherwise one short line per file
+V ?= 0
+ifeq ($(V),1)
+Q   =
+say = @:
+else
+Q   = @
+say = @printf '  %-7s %s\n'
+endif
 
 # Debian packages the build and the tests need (installed by `make deps`).
 DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
@@ -108,51 +129,62 @@ endif
 
 all: lib/libfmpl.a lib/libfmpl.so $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench
+.PHONY: all examples bench-build tests check deps install uninstall clean bench help
 
 build/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALLCFLAGS) -c $< -o $@
+	$(say) CC $<
+	$(Q)$(CC) $(ALLCFLAGS) -c $< -o $@
 
 lib/libfmpl.a: $(LIB_OBJ)
 	@mkdir -p lib
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
 
 lib/$(SONAME): $(LIB_OBJ)
 	@mkdir -p lib
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,-Bsymbolic-functions \
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--no-undefined -Wl,-Bsymbolic-functions \
 	      -o $@ $^ $(LIBS)
 
 lib/libfmpl.so: lib/$(SONAME)
-	ln -sf $(SONAME) $@
+	$(say) LN $@
+	$(Q)ln -sf $(SONAME) $@
 
 $(BLACS_OBJ): blacs/blacs.h
 lib/libfmpl_blacs.a: $(BLACS_OBJ)
 	@mkdir -p lib
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(say) AR $@
+	$(Q)ar rcs $@ $^
 
 # rpath $ORIGIN: LD_PRELOAD=/abs/lib/libfmpl_blacs.so finds libfmpl.so.0
 # beside it, installed or not.
 lib/$(BLACS_SONAME): $(BLACS_OBJ) lib/libfmpl.so
-	$(CC) -shared -Wl,-soname,$(BLACS_SONAME) -Wl,--no-undefined \
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,$(BLACS_SONAME) -Wl,--no-undefined \
 	      -Wl,-rpath,'$$ORIGIN' -o $@ $(BLACS_OBJ) -Llib -lfmpl
 
 lib/libfmpl_blacs.so: lib/$(BLACS_SONAME)
-	ln -sf $(BLACS_SONAME) $@
+	$(say) LN $@
+	$(Q)ln -sf $(BLACS_SONAME) $@
 
 bin/fmplrun: tools/fmplrun.c $(HDRS)
 	@mkdir -p bin
-	$(CC) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
+             -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
              -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm|g'
 fmpl.pc: fmpl.pc.in Makefile
-	$(PC_SED) $< > $@
+	$(say) GEN $@
+	$(Q)$(PC_SED) $< > $@
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile
-	$(PC_SED) $< > $@
+	$(say) GEN $@
+	$(Q)$(PC_SED) $< > $@
 
 # Programs link the static library (no PLT on the fast path) except the
 # examples, which use the shared one the way an installed user would.
@@ -162,55 +194,69 @@ EX_LDFLAGS   = -Llib -lfmpl -Wl,-rpath,'$$ORIGIN/../lib' $(LIBS)
 examples: $(EX_C) $(EX_F) $(EX_SCALAPACK)
 # ScaLAPACK's pdgesv on fmpl-blacs: our BLACS before ScaLAPACK's own
 examples/pdgesv: examples/pdgesv.c lib/libfmpl_blacs.so include/fmpl_blacs.h
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -Llib -lfmpl_blacs -lfmpl \
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< -Llib -lfmpl_blacs -lfmpl \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(SCALAPACK_LIBS)
 examples/pdgesv_f: examples/pdgesv_f.f90 lib/libfmpl_blacs.so
-	$(FC) $(FFLAGS) -Wall -o $@ $< -Llib -lfmpl_blacs -lfmpl \
+	$(say) FC $@
+	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -o $@ $< -Llib -lfmpl_blacs -lfmpl \
 	    -Wl,-rpath,'$$ORIGIN/../lib' $(SCALAPACK_LIBS)
 examples/%: examples/%.c lib/libfmpl.so include/fmpl.h
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(EX_LDFLAGS)
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(EX_LDFLAGS)
 examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
-	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(EX_LDFLAGS)
+	$(say) FC $@
+	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -o $@ $< $(EX_LDFLAGS)
 
 bench-build: $(BENCH) $(BENCH_MPI)
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
-	$(CC) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
 bench/himeno bench/mpi/himeno: bench/himeno_kernel.h
 COLL_BENCH := barrier bcast reduce allreduce allgather
 $(addprefix bench/,$(COLL_BENCH)): bench/coll_bench.h bench/coll_fmpl.h
 $(addprefix bench/mpi/,$(COLL_BENCH)): bench/coll_bench.h bench/mpi/coll_mpi.h
 bench/mpi/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
-	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
+	$(say) MPICC $@
+	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ $< bench/bench_util.c -lm
 # ScaLAPACK on fmpl-blacs, and the same source on Debian's MPI-BLACS
 bench/blacs: bench/blacs.c bench/blacs_bench.h bench/bench_util.c bench/bench_util.h \
              include/fmpl_blacs.h lib/libfmpl_blacs.so
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Ibench -o $@ bench/blacs.c \
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Ibench -o $@ bench/blacs.c \
 	    bench/bench_util.c -Llib -lfmpl_blacs -lfmpl $(SCALAPACK_LIBS) \
 	    -Wl,-rpath,'$$ORIGIN/../lib'
 bench/mpi/blacs: bench/mpi/blacs.c bench/blacs_bench.h bench/bench_util.c bench/bench_util.h
-	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ bench/mpi/blacs.c \
+	$(say) MPICC $@
+	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench -o $@ bench/mpi/blacs.c \
 	    bench/bench_util.c $(SCALAPACK_LIBS)
 
 tests: $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS)
 test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
-	$(CC) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
 test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
-	$(CC) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
 # BLACS workers: the C BLACS interface only (shorter stem: this rule wins)
 test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_blacs.a \
                     lib/libfmpl.a
-	$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Itest/progs -o $@ $< \
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Itest/progs -o $@ $< \
 	    lib/libfmpl_blacs.a $(PROG_LDFLAGS) -lm
 # FMPL's PMIx bootstrap beside MPI in one process: needs mpicc.
 ifneq ($(HAVE_MPICC),)
 test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/core/boot_pmix.c src/core/boot.h
-	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
+	$(say) MPICC $@
+	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
 	    -o $@ test/progs/boot_pmix_mpi.c src/core/boot_pmix.c $(PMIX_LIBS)
 endif
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
-	$(MPICC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)
+	$(say) MPICC $@
+	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)
 test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h
-	$(FC) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
+	$(say) FC $@
+	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
 
 # Install the Debian packages that are missing (CI starts from a fresh
 # Debian 12; as root apt-get works, otherwise say what is missing).
@@ -236,27 +282,43 @@ bench: deps
 	./bench/run_local.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/fmpl.h include/fmplf.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl.so
-	$(PC_SED) fmpl.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc
-	install -m 755 bin/fmplrun $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 include/fmpl_blacs.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 lib/libfmpl_blacs.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 lib/$(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf $(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.so
-	$(PC_SED) fmpl-blacs.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl-blacs.pc
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
+	           $(DESTDIR)$(BINDIR)
+	install -m 644 include/fmpl.h include/fmplf.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/libfmpl.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 lib/$(SONAME) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libfmpl.so
+	$(PC_SED) fmpl.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fmpl.pc
+	install -m 755 bin/fmplrun $(DESTDIR)$(BINDIR)/
+	install -m 644 include/fmpl_blacs.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 lib/libfmpl_blacs.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 lib/$(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/
+	ln -sf $(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/libfmpl_blacs.so
+	$(PC_SED) fmpl-blacs.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fmpl-blacs.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/include/fmpl.h $(DESTDIR)$(PREFIX)/include/fmplf.h \
-	      $(DESTDIR)$(PREFIX)/lib/libfmpl.a $(DESTDIR)$(PREFIX)/lib/$(SONAME) \
-	      $(DESTDIR)$(PREFIX)/lib/libfmpl.so $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl.pc \
-	      $(DESTDIR)$(PREFIX)/bin/fmplrun
-	rm -f $(DESTDIR)$(PREFIX)/include/fmpl_blacs.h $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.a \
-	      $(DESTDIR)$(PREFIX)/lib/$(BLACS_SONAME) $(DESTDIR)$(PREFIX)/lib/libfmpl_blacs.so \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/fmpl-blacs.pc
+	rm -f $(DESTDIR)$(INCLUDEDIR)/fmpl.h $(DESTDIR)$(INCLUDEDIR)/fmplf.h \
+	      $(DESTDIR)$(LIBDIR)/libfmpl.a $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libfmpl.so $(DESTDIR)$(PKGCONFIGDIR)/fmpl.pc \
+	      $(DESTDIR)$(BINDIR)/fmplrun
+	rm -f $(DESTDIR)$(INCLUDEDIR)/fmpl_blacs.h $(DESTDIR)$(LIBDIR)/libfmpl_blacs.a \
+	      $(DESTDIR)$(LIBDIR)/$(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/libfmpl_blacs.so \
+	      $(DESTDIR)$(PKGCONFIGDIR)/fmpl-blacs.pc
+
+help:
+	@echo "FMPL $(VERSION) - targets:"
+	@echo "  all (default)  the libraries, fmplrun, examples, benchmarks, tests"
+	@echo "  check          install missing Debian packages, build, run every test"
+	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
+	@echo "  bench          build and run the benchmarks on a local 2-process job"
+	@echo "  deps           install the Debian packages the build and tests need"
+	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
+	@echo "                 PKGCONFIGDIR), with pkg-config files fmpl, fmpl-blacs"
+	@echo "  uninstall      remove what install put there"
+	@echo "  clean          remove everything built"
+	@echo "  help           this list"
+	@echo "Variables: CC CFLAGS CPPFLAGS LDFLAGS FC FFLAGS MPICC OPT (default -O2)"
+	@echo "  PREFIX (/usr/local) DESTDIR V=1 (show the commands)"
 
 clean:
 	rm -rf build lib bin fmpl.pc fmpl-blacs.pc $(EX_C) $(EX_F) examples/pdgesv examples/pdgesv_f $(BENCH) $(BENCH_MPI) \

@@ -84,8 +84,22 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
+/* The version of this header (the Makefile reads it from here: one source).
+ * fmpl_version() tells the version of the library a program runs with. */
 #define FMPL_VERSION_MAJOR 0
 #define FMPL_VERSION_MINOR 1
+#define FMPL_VERSION_PATCH 0
+#define FMPL_VERSION_(a, b, c) #a "." #b "." #c
+#define FMPL_VERSION_STR_(a, b, c) FMPL_VERSION_(a, b, c)
+#define FMPL_VERSION_STRING \
+    FMPL_VERSION_STR_(FMPL_VERSION_MAJOR, FMPL_VERSION_MINOR, FMPL_VERSION_PATCH)
+
+/* fmpl_version - the version of the FMPL library linked, "MAJOR.MINOR.PATCH"
+ * (may differ from the header's FMPL_VERSION_STRING when a program runs
+ * with another libfmpl.so.0 than it was built with); stores the three
+ * numbers where the pointers are not NULL.  Callable at any time, before
+ * fmpl_init too. */
+const char *fmpl_version(int *major, int *minor, int *patch);
 
 /*
  * Error codes.  Every call returns FMPL_SUCCESS (0) or one of these
@@ -182,8 +196,9 @@ int fmpl_size(void);
  * on this host, libfabric to the others), "tcw" (the Hitachi SR8000,
  * emulated: FMPL_TRANSPORT=tcw), "peach2" (a PEACH2 sub-cluster of
  * HA-PACS/TCA, emulated: FMPL_TRANSPORT=peach2) or "tca" (HA-PACS/TCA,
- * emulated: PEACH2 sub-clusters and InfiniBand, FMPL_TRANSPORT=tca);
- * NULL before fmpl_init.
+ * emulated: PEACH2 sub-clusters and InfiniBand, FMPL_TRANSPORT=tca) or
+ * "dcfa" (InfiniBand or RoCE verbs, FMPL_TRANSPORT=dcfa); NULL before
+ * fmpl_init.
  * shm and tcw have the hardware broadcast (fmpl_hbcast). */
 const char *fmpl_transport(void);
 

@@ -77,6 +77,17 @@ START_TEST(test_version_and_request)
     fmpl_request_t r;
     ck_assert_int_eq(FMPL_VERSION_MAJOR, 0);
     ck_assert_int_ge(FMPL_VERSION_MINOR, 1);
+    /* the library's version is the header's (before fmpl_init too) */
+    int ma = -1, mi = -1, pa = -1;
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", FMPL_VERSION_MAJOR, FMPL_VERSION_MINOR,
+             FMPL_VERSION_PATCH);
+    ck_assert_str_eq(fmpl_version(&ma, &mi, &pa), want);
+    ck_assert_str_eq(FMPL_VERSION_STRING, want);
+    ck_assert_int_eq(ma, FMPL_VERSION_MAJOR);
+    ck_assert_int_eq(mi, FMPL_VERSION_MINOR);
+    ck_assert_int_eq(pa, FMPL_VERSION_PATCH);
+    ck_assert_str_eq(fmpl_version(NULL, NULL, NULL), want);
     ck_assert_int_ge(FMPL_REQUEST_WORDS * 8, sizeof r);
     ck_assert_int_lt((FMPL_REQUEST_WORDS - 1) * 8, sizeof r);
     ck_assert_msg(fmpl_wtime() > 0 || fmpl_wtime() == 0, "fmpl_wtime");

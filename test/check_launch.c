@@ -254,6 +254,10 @@ START_TEST(test_usage_errors)
     st = run_cmd(&j, NULL, 30, "bin/fmplrun", "-h", NULL);
     ck_assert_msg(st == 0 && job_has(&j, "Usage"), "fmplrun -h: status %d", st);
     job_free(&j);
+    st = run_cmd(&j, NULL, 30, "bin/fmplrun", "--version", NULL);
+    ck_assert_msg(st == 0 && job_has(&j, "fmplrun (FMPL) " FMPL_VERSION_STRING),
+                  "fmplrun --version: status %d", st);
+    job_free(&j);
 }
 END_TEST
 

@@ -28,5 +28,32 @@ step "soname" sh -c "readelf -d '$prefix/lib/libfmpl.so.0' | grep -q 'SONAME.*li
 step "run under installed fmplrun" "$prefix/bin/fmplrun" -n 2 -t 60 "$prefix/pingpong"
 step "make uninstall" make -C "$top" -s uninstall PREFIX="$prefix"
 step "uninstalled" sh -c "! test -e '$prefix/lib/libfmpl.so' && ! test -e '$prefix/bin/fmplrun'"
+
+# a packager's install: staged under DESTDIR, libraries in a multiarch LIBDIR
+stage="$prefix/stage"
+step "make install DESTDIR LIBDIR" make -C "$top" -s install DESTDIR="$stage" PREFIX=/usr \
+    LIBDIR=/usr/lib/x86_64-linux-gnu
+step "staged files" test -e "$stage/usr/lib/x86_64-linux-gnu/libfmpl.so.0" -a \
+    -e "$stage/usr/lib/x86_64-linux-gnu/pkgconfig/fmpl.pc" -a -e "$stage/usr/bin/fmplrun" -a \
+    -e "$stage/usr/include/fmpl.h"
+step "pc libdir is LIBDIR" grep -qx "libdir=/usr/lib/x86_64-linux-gnu" \
+    "$stage/usr/lib/x86_64-linux-gnu/pkgconfig/fmpl.pc"
+
+# the build's conventions: short lines, V=1, make help, and CFLAGS/LDFLAGS
+# reaching every compile and link (a coverage build of a copy of the tree)
+step "make: short lines" sh -c "make -C '$top' -B build/src/core/error.o |
+    grep -q '^  CC  *src/core/error.c\$'"
+step "make V=1: commands" sh -c "make -C '$top' -B V=1 build/src/core/error.o |
+    grep -q -- '-c src/core/error.c -o build/src/core/error.o'"
+step "make help" sh -c "make -C '$top' -s help | grep -q 'install  '"
+cov="$prefix/cov"
+mkdir -p "$cov"
+cp -r "$top/src" "$top/include" "$top/tools" "$top/Makefile" "$top/fmpl.pc.in" "$cov/"
+step "CFLAGS=--coverage LDFLAGS=--coverage" make -C "$cov" -s -j2 CFLAGS=--coverage \
+    LDFLAGS=--coverage lib/libfmpl.so bin/fmplrun
+step "coverage counted" sh -c "cc --coverage -I'$cov/include' '$top/examples/pingpong.c' \
+    -L'$cov/lib' -lfmpl -Wl,-rpath,'$cov/lib' -o '$cov/pingpong' && \
+    '$cov/bin/fmplrun' -n 2 -t 60 '$cov/pingpong' && test -s '$cov/build/src/p2p/send.gcda'"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

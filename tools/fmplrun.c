@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "core/launch_ctl.h"
+#include "fmpl.h"
 
 #define DEFAULT_GRACE_MS 3000     /* dead rank -> SIGTERM to the others */
 #define TERM_TO_KILL_MS  2000     /* SIGTERM -> SIGKILL */
@@ -150,6 +151,7 @@ static void usage(void)
 "  -p, --prefix        prefix every output line of rank R with \"[R] \"\n"
 "  -v, --verbose       report the job id, the pids and every exit\n"
 "  -h, --help          print this help\n"
+"  -V, --version       print fmplrun's version (its FMPL's) and exit\n"
 "\n"
 "Rank 0 reads fmplrun's standard input, the others read /dev/null.\n"
 "When a rank dies, or exits without fmpl_finalize, the other ranks' FMPL\n"
@@ -201,6 +203,9 @@ static void parse_args(int argc, char **argv)
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage();
+            exit(0);
+        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
+            printf("fmplrun (FMPL) %s\n", FMPL_VERSION_STRING);
             exit(0);
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--prefix") == 0) {
             job.prefix = 1;

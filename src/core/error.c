@@ -1,8 +1,19 @@
 /*
  * error.c - messages and names of the error codes, from the one table in
- * fmpl.h (FMPL_ERRNO_MAP).
+ * fmpl.h (FMPL_ERRNO_MAP); the library's version.
  */
 #include "fmpl.h"
+
+const char *fmpl_version(int *major, int *minor, int *patch)
+{
+    if (major)
+        *major = FMPL_VERSION_MAJOR;
+    if (minor)
+        *minor = FMPL_VERSION_MINOR;
+    if (patch)
+        *patch = FMPL_VERSION_PATCH;
+    return FMPL_VERSION_STRING;
+}
 
 const char *fmpl_strerror(int code)
 {
