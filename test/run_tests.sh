@@ -19,6 +19,8 @@
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual), also on tcw, peach2 and tca, and Himeno on
 #      16 tcw nodes;
+#      ThreadSanitizer: test/tsan_test.sh (shm and libfabric jobs with
+#      FMPL's threads, built with -fsanitize=thread; no report allowed);
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -267,6 +269,14 @@ if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
     run_step himeno_tcw 120 env FMPL_TRANSPORT=tcw test/himeno_test.sh
     run_step himeno_tcw16 300 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 240 \
         examples/himeno S -n 20
+fi
+
+# ---- 2c. ThreadSanitizer --------------------------------------------------
+# A copy of the tree built with -fsanitize=thread; every thread FMPL has
+# (the progress thread, the transports' tickers) beside the application's,
+# on shm and libfabric: any report fails the step (test/tsan_test.sh).
+if selected tsan_test "$@"; then
+    run_step tsan_test 600 test/tsan_test.sh
 fi
 
 # ---- 3. valgrind -------------------------------------------------------

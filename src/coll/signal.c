@@ -117,7 +117,7 @@ int fmpl_sig_complete(fmpl_tl_comp_t *comp)
     fmpl_wait_t w;
     fmpl_wait_init(&w, -1);
     int rc = FMPL_SUCCESS;
-    while (comp->pending && rc == FMPL_SUCCESS)
+    while (fmpl_tl_comp_pending(comp) && rc == FMPL_SUCCESS)
         if (fmpl_progress() == 0)
             rc = fmpl_wait_idle(&w);
     return rc != FMPL_SUCCESS ? rc : comp->status;

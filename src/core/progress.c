@@ -155,7 +155,7 @@ static void *progress_main(void *arg)
 {
     (void)arg;
     struct timespec idle = { 0, 20000 };
-    while (!fmpl_g.thread_stop) {
+    while (!atomic_load_explicit(&fmpl_g.thread_stop, memory_order_acquire)) {
         int n = 0;
         if (pthread_mutex_trylock(&fmpl_g.lock) == 0) {
             n = fmpl_progress();
@@ -170,7 +170,7 @@ static void *progress_main(void *arg)
 int fmpl_progress_thread_start(void)
 {
     pthread_mutex_init(&fmpl_g.lock, NULL);
-    fmpl_g.thread_stop = 0;
+    atomic_store_explicit(&fmpl_g.thread_stop, 0, memory_order_relaxed);
     fmpl_g.thread_on = 1;
     if (pthread_create(&fmpl_g.thread, NULL, progress_main, NULL) != 0) {
         fmpl_g.thread_on = 0;
@@ -184,7 +184,7 @@ void fmpl_progress_thread_stop(void)
 {
     if (!fmpl_g.thread_on)
         return;
-    fmpl_g.thread_stop = 1;
+    atomic_store_explicit(&fmpl_g.thread_stop, 1, memory_order_release);
     pthread_join(fmpl_g.thread, NULL);
     fmpl_g.thread_on = 0;
     pthread_mutex_destroy(&fmpl_g.lock);

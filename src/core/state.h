@@ -5,6 +5,7 @@
 #define FMPL_STATE_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "core/boot.h"
@@ -48,7 +49,8 @@ typedef struct fmpl_state {
     int thread_lazy;               /* start it when a send is queued */
     pthread_t thread;
     pthread_mutex_t lock;
-    volatile int thread_stop;
+    _Atomic int thread_stop;       /* set by fmpl_finalize, read by the thread
+                                      (an atomic: a volatile int was a data race) */
 } fmpl_state_t;
 
 extern fmpl_state_t fmpl_g;

@@ -168,11 +168,14 @@ int fmpl_cancel_irecv(fmpl_request_t *req)
 {
     if (!fmpl_g.initialized)
         return FMPL_ERR_NOT_INIT;
-    if (!req || req->kind != FMPL_REQ_RECV || (req->flags & FMPL_RF_BLOCKING))
+    if (!req)
         return FMPL_ERR_REQUEST;
+    /* the flags under the lock: the progress thread sets DONE */
     fmpl_enter();
     int rc = FMPL_ERR_BUSY;
-    if (!(req->flags & FMPL_RF_DONE))
+    if (req->kind != FMPL_REQ_RECV || (req->flags & FMPL_RF_BLOCKING))
+        rc = FMPL_ERR_REQUEST;
+    else if (!(req->flags & FMPL_RF_DONE))
         rc = fmpl_g.tl.caps & FMPL_TL_CAP_CAS ? cancel_cas(req) : cancel_ask(req);
     fmpl_leave();
     return rc;

@@ -259,7 +259,7 @@ static int mx_try(mx_op_t *o)
         return 1;
     }
     if (o->issued) {
-        if (o->comp.pending)
+        if (fmpl_tl_comp_pending(&o->comp))
             return 0;
         if (o->status == FMPL_SUCCESS && o->comp.status != FMPL_SUCCESS)
             o->status = o->comp.status;   /* a put failed on its way */

@@ -275,7 +275,7 @@ int fmpl_p2p_send_try(fmpl_request_t *req)
     }
     if ((req->flags & FMPL_RF_SPLIT) && !split_done(req))
         return 0;
-    if (comp->pending)
+    if (fmpl_tl_comp_pending(comp))
         return 0;
     /* a put that failed on its way (the receiver's key was refused, the
      * connection broke) fails the send */

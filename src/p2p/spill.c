@@ -106,7 +106,7 @@ int fmpl_spill_progress(void)
             e->issued = 1;
             n++;
         }
-        if (e->issued && !e->comp.pending) {
+        if (e->issued && !fmpl_tl_comp_pending(&e->comp)) {
             *pp = e->next;
             free(e);
             s->nspool--;

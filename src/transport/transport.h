@@ -107,6 +107,15 @@ typedef struct fmpl_tl_comp {
     int status;                    /* first error seen, FMPL_SUCCESS else */
 } fmpl_tl_comp_t;
 
+/* Puts still counted.  Transports with a thread of their own (ofi, dcfa:
+ * the ticker; FMPL_PROGRESS_THREAD) count down from it, with release
+ * order after setting `status`: so readers load with acquire order (a
+ * plain read was a data race, and could see 0 before the status). */
+static inline int fmpl_tl_comp_pending(const fmpl_tl_comp_t *c)
+{
+    return __atomic_load_n(&c->pending, __ATOMIC_ACQUIRE);
+}
+
 /* State of a split-phase hardware collective: zero it, then call the op
  * until it returns 1 (done) or an error; the caller makes progress and
  * checks liveness in between, so a collective never blocks inside the

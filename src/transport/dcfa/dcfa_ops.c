@@ -203,7 +203,8 @@ int fmpl_dcfa_progress(fmpl_tl_t *tl)
 int fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer)
 {
     unsigned long spins = 0;
-    while (*pending > 0) {
+    /* counted down by completions, maybe on the ticker's thread */
+    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
         if (fmpl_dcfa_progress(d->tl) != 0)
             continue;
         int rc = idle(d, peer, &spins);

@@ -146,7 +146,8 @@ static int idle(fmpl_ofi_t *o, int peer, unsigned long *spins)
 int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
 {
     unsigned long spins = 0;
-    while (*pending > 0) {
+    /* counted down by completions, maybe on the ticker's thread */
+    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
         if (fmpl_ofi_progress(o->tl) != 0)
             continue;
         int rc = idle(o, peer, &spins);
