@@ -38,14 +38,19 @@ SONAME  = libfmpl.so.$(SOVERSION)
 VERSION := $(shell sed -n 's/^\#define FMPL_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$$/\2/p' \
                      include/fmpl.h | paste -sd.)
 
-# V=1: the whole commands; otherwise one short line per file
+# V=1: the whole commands; otherwise one short line per file (none with
+# make -s, as kbuild does)
 V ?= 0
 ifeq ($(V),1)
 Q   =
 say = @:
 else
 Q   = @
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+say = @:
+else
 say = @printf '  %-7s %s\n'
+endif
 endif
 
 # Debian packages the build and the tests need (installed by `make deps`).

@@ -9,7 +9,8 @@
  * mmap MAP_FIXED over it; that a page discarded while watched can be
  * touched again (the fault comes to the monitor, which lets it go on)
  * and is reported; that unwatched or unrelated memory is not reported;
- * that a file mapping cannot be watched; that a queue overflow says so.
+ * that a file mapping cannot be watched; that a queue overflow says so;
+ * that a discarded huge page faulted on is let go too.
  * No userfaultfd here is a failure: the cache would be off.
  */
 #define _GNU_SOURCE
@@ -188,6 +189,48 @@ START_TEST(test_overflow)
 }
 END_TEST
 
+/* A huge page (hugetlbfs) discarded while watched: the fault must still be
+ * let go (watches of huge pages go whole).  Reserves two huge pages for
+ * the test when the system has none (root), and gives them back. */
+START_TEST(test_huge_page)
+{
+    const char *nr = "/proc/sys/vm/nr_hugepages";
+    long before = -1;
+    FILE *f = fopen(nr, "r");
+    ck_assert_msg(f && fscanf(f, "%ld", &before) == 1, "cannot read %s", nr);
+    fclose(f);
+    if (before < 2) {
+        f = fopen(nr, "w");
+        ck_assert_msg(f != NULL, "cannot reserve huge pages (%s): not root?", nr);
+        fprintf(f, "%ld\n", before + 2);
+        fclose(f);
+    }
+    size_t len = 2 << 20;
+    unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+    int mapped = p != MAP_FAILED;
+    int ok = 0, seen = 0, val = -1;
+    if (mapped) {
+        fmpl_memmon_t *m = open_mon();
+        memset(p, 3, len);
+        ok = fmpl_memmon_watch(m, (uintptr_t)p, len) == 0 &&
+             madvise(p, len, MADV_DONTNEED) == 0 && reported(m, (uintptr_t)p, len);
+        val = p[5 * PAGE];             /* missing and watched */
+        seen = reported(m, (uintptr_t)p, len);
+        fmpl_memmon_close(m);
+        munmap(p, len);
+    }
+    if (before < 2 && (f = fopen(nr, "w"))) {
+        fprintf(f, "%ld\n", before);
+        fclose(f);
+    }
+    ck_assert_msg(mapped, "no huge page to map");
+    ck_assert_msg(ok, "huge page: watch, discard or its report failed");
+    ck_assert_int_eq(val, 0);
+    ck_assert_msg(seen, "the fault on a huge page not reported");
+}
+END_TEST
+
 static Suite *memmon_suite(void)
 {
     Suite *s = suite_create("memmon");
@@ -201,6 +244,7 @@ static Suite *memmon_suite(void)
     tcase_add_test(tc, test_unwatched);
     tcase_add_test(tc, test_file);
     tcase_add_test(tc, test_overflow);
+    tcase_add_test(tc, test_huge_page);
     suite_add_tcase(s, tc);
     return s;
 }

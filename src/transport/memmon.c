@@ -83,6 +83,26 @@ static int drain(fmpl_memmon_t *m, uintptr_t *fault, int nfault_max)
     return nfault;
 }
 
+static int unregister(fmpl_memmon_t *m, uintptr_t s, uintptr_t e)
+{
+    struct uffdio_range r = { .start = s, .len = e - s };
+    return ioctl(m->fd, UFFDIO_UNREGISTER, &r);
+}
+
+/* Stop watching the page at `p` a thread faulted on, which wakes it.  A
+ * huge page (hugetlbfs) is unwatched whole only: then the 2 MiB or 1 GiB
+ * around it (a fault left waiting would hang the application). */
+static void let_go(fmpl_memmon_t *m, uintptr_t p)
+{
+    static const uintptr_t sizes[] = { 0, (uintptr_t)2 << 20, (uintptr_t)1 << 30 };
+    for (int i = 0; i < 3; i++) {
+        uintptr_t sz = sizes[i] ? sizes[i] : m->page;
+        uintptr_t s = p & ~(sz - 1);
+        if (unregister(m, s, s + sz) == 0)
+            return;
+    }
+}
+
 static void *monitor(void *arg)
 {
     fmpl_memmon_t *m = arg;
@@ -101,7 +121,7 @@ static void *monitor(void *arg)
         /* a watched page missing: stop watching it, which wakes the
          * faulting thread (its fault then goes on as without us) */
         for (int i = 0; i < nf; i++)
-            fmpl_memmon_unwatch(m, fault[i], m->page);
+            let_go(m, fault[i]);
     }
     return NULL;
 }
@@ -192,9 +212,8 @@ void fmpl_memmon_unwatch(fmpl_memmon_t *m, uintptr_t addr, size_t len)
 {
     uintptr_t s = addr & ~(m->page - 1);
     uintptr_t e = (addr + (len ? len : 1) + m->page - 1) & ~(m->page - 1);
-    struct uffdio_range r = { .start = s, .len = e - s };
     /* fails only where nothing is mapped any more: nothing to stop */
-    (void)ioctl(m->fd, UFFDIO_UNREGISTER, &r);
+    (void)unregister(m, s, e);
 }
 
 int fmpl_memmon_gone(fmpl_memmon_t *m, fmpl_memmon_range_t *out, int n)
@@ -203,7 +222,7 @@ int fmpl_memmon_gone(fmpl_memmon_t *m, fmpl_memmon_range_t *out, int n)
     /* what the kernel has that the thread has not read yet, too */
     int nf = drain(m, fault, 16);
     for (int i = 0; i < nf; i++)
-        fmpl_memmon_unwatch(m, fault[i], m->page);
+        let_go(m, fault[i]);
     pthread_mutex_lock(&m->lock);
     int got;
     if (m->overflow) {
