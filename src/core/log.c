@@ -27,6 +27,8 @@ void fmpl_log_err(const char *fmt, ...)
     va_end(ap);
 }
 
+int fmpl_log_verbose(void) { return fmpl_g.verbose; }
+
 void fmpl_log_info(const char *fmt, ...)
 {
     if (!fmpl_g.verbose)

@@ -7,5 +7,7 @@
 
 void fmpl_log_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fmpl_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* 1 under FMPL_VERBOSE: an account costly to gather is worth gathering. */
+int  fmpl_log_verbose(void);
 
 #endif

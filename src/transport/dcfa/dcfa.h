@@ -97,8 +97,8 @@ typedef struct fmpl_dcfa_peer {
     struct ibv_qp *qp;             /* ours for it, NULL until first contact */
     struct ibv_ah *ah;             /* to its connection queue pair */
     fmpl_dcfa_card_t card;
-    uint32_t qpn;                  /* its queue pair for us, once READY */
-    uint8_t state, have_card;
+    uint32_t qpn;                  /* its queue pair for us, once ready */
+    uint8_t ready, have_card;      /* ready: ours connected to it */
     int sq_used;                   /* our send requests in flight to it */
 } fmpl_dcfa_peer_t;
 
@@ -179,6 +179,9 @@ static inline fmpl_dcfa_t *fmpl_dcfa_of(fmpl_tl_t *tl) { return (fmpl_dcfa_t *)t
 
 /* dcfa_ops.c */
 int  fmpl_dcfa_progress(fmpl_tl_t *tl);
+/* One idle turn of a wait on `peer` (-1: none) that made no progress:
+ * yields after a while; FMPL_ERR_PEER once the peer is known gone. */
+int  fmpl_dcfa_idle(fmpl_dcfa_t *d, int peer, unsigned long *spins);
 /* Wait until *pending is 0, making progress; `peer` gone ends it. */
 int  fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer);
 /* Post `wr` (one request) on `peer`'s queue pair, waiting for room in its

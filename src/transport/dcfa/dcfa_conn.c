@@ -35,7 +35,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +50,6 @@
 #define MSG_MAGIC 0x64636661u      /* "dcfa" */
 
 enum { ASK = 1, ANSWER = 2 };
-enum { NONE, ASKED, READY };
 
 typedef struct conn_msg {
     uint32_t magic, kind;
@@ -70,6 +68,14 @@ static double now(void)
 
 /* Open addressing on our queue pairs' numbers, grown at half full: which
  * peer a receive came from is one probe or two, not a search. */
+static void index_put(int *t, uint32_t mask, uint32_t qpn, int peer)
+{
+    uint32_t h = qpn * 2654435761u;
+    while (t[h & mask] >= 0)
+        h++;
+    t[h & mask] = peer;
+}
+
 static int index_add(fmpl_dcfa_t *d, uint32_t qpn, int peer)
 {
     if (2 * (uint32_t)(d->nindexed + 1) > d->qpn_mask + 1) {
@@ -84,18 +90,11 @@ static int index_add(fmpl_dcfa_t *d, uint32_t qpn, int peer)
         d->by_qpn = t;
         d->qpn_mask = n - 1;
         for (uint32_t i = 0; i < oldn; i++)
-            if (old[i] >= 0) {
-                uint32_t h = d->peer[old[i]].qp->qp_num * 2654435761u;
-                while (t[h & d->qpn_mask] >= 0)
-                    h++;
-                t[h & d->qpn_mask] = old[i];
-            }
+            if (old[i] >= 0)
+                index_put(t, d->qpn_mask, d->peer[old[i]].qp->qp_num, old[i]);
         free(old);
     }
-    uint32_t h = qpn * 2654435761u;
-    while (d->by_qpn[h & d->qpn_mask] >= 0)
-        h++;
-    d->by_qpn[h & d->qpn_mask] = peer;
+    index_put(d->by_qpn, d->qpn_mask, qpn, peer);
     d->nindexed++;
     return FMPL_SUCCESS;
 }
@@ -127,6 +126,19 @@ static int card_of(fmpl_dcfa_t *d, int r)
     }
     p->have_card = 1;
     return FMPL_SUCCESS;
+}
+
+/* The address of rank r's port: a GRH (by GID) on RoCE, a LID otherwise. */
+static struct ibv_ah_attr address_of(const fmpl_dcfa_t *d, const fmpl_dcfa_card_t *c)
+{
+    struct ibv_ah_attr a = { .dlid = c->lid, .port_num = d->port };
+    if (d->roce || c->roce) {
+        a.is_global = 1;
+        memcpy(a.grh.dgid.raw, c->gid, 16);
+        a.grh.sgid_index = (uint8_t)d->gid_index;
+        a.grh.hop_limit = 64;
+    }
+    return a;
 }
 
 /* ---- RC queue pairs ------------------------------------------------------- */
@@ -172,13 +184,7 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
     struct ibv_qp_attr m = {
         .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
         .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = d->rd_atom, .min_rnr_timer = 12,
-        .ah_attr = { .dlid = c->lid, .sl = 0, .src_path_bits = 0, .port_num = d->port } };
-    if (d->roce || c->roce) {
-        m.ah_attr.is_global = 1;
-        memcpy(m.ah_attr.grh.dgid.raw, c->gid, 16);
-        m.ah_attr.grh.sgid_index = (uint8_t)d->gid_index;
-        m.ah_attr.grh.hop_limit = 64;
-    }
+        .ah_attr = address_of(d, c) };
     int e = ibv_modify_qp(d->peer[r].qp, &m,
                           IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                               IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
@@ -192,7 +198,7 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r);
     d->peer[r].qpn = qpn;
-    d->peer[r].state = READY;
+    d->peer[r].ready = 1;
     return FMPL_SUCCESS;
 }
 
@@ -217,13 +223,7 @@ static int send_conn(fmpl_dcfa_t *d, int r, uint32_t kind)
     if (rc != FMPL_SUCCESS)
         return rc;
     if (!p->ah) {
-        struct ibv_ah_attr a = { .dlid = p->card.lid, .port_num = d->port };
-        if (d->roce || p->card.roce) {
-            a.is_global = 1;
-            memcpy(a.grh.dgid.raw, p->card.gid, 16);
-            a.grh.sgid_index = (uint8_t)d->gid_index;
-            a.grh.hop_limit = 64;
-        }
+        struct ibv_ah_attr a = address_of(d, &p->card);
         if (!(p->ah = ibv_create_ah(d->pd, &a)))
             return fmpl_dcfa_error(d, errno, "ibv_create_ah", r);
     }
@@ -264,13 +264,13 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
         } else if (rc == FMPL_SUCCESS) {
             if (!p->qp)
                 rc = create_qp(d, r);
-            if (rc == FMPL_SUCCESS && p->state != READY)
+            if (rc == FMPL_SUCCESS && !p->ready)
                 rc = connect_qp(d, r, m->qpn);
             else if (rc == FMPL_SUCCESS && p->qpn != m->qpn)
                 fmpl_log_err("dcfa: rank %d asks again with queue pair %u, connected to %u: "
                              "ignored", r, m->qpn, p->qpn);
             if (rc == FMPL_SUCCESS && m->kind == ASK)
-                send_conn(d, r, ANSWER);
+                send_conn(d, r, ANSWER);   /* if it fails, the peer asks again */
             if (rc != FMPL_SUCCESS)
                 d->failed_peer = r;
         }
@@ -284,12 +284,12 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
 int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
 {
     fmpl_dcfa_peer_t *p = &d->peer[r];
-    if (p->state == READY)
+    if (p->ready)
         return FMPL_SUCCESS;
     int rc = p->qp ? FMPL_SUCCESS : create_qp(d, r);
     double t0 = now(), wait = 0.2, next = t0;
     unsigned long spins = 0;
-    while (rc == FMPL_SUCCESS && p->state != READY) {
+    while (rc == FMPL_SUCCESS && !p->ready) {
         double t = now();
         if (t >= next) {
             if (t - t0 > d->connect_timeout) {
@@ -298,18 +298,12 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
                 d->failed_peer = r;
                 return FMPL_ERR_PEER;
             }
-            p->state = ASKED;
             rc = send_conn(d, r, ASK);
             next = t + wait;
             wait = wait < 1.0 ? 2 * wait : 2.0;
         }
-        if (rc != FMPL_SUCCESS || fmpl_dcfa_progress(d->tl) != 0 || p->state == READY)
-            continue;
-        if (++spins > 1024)
-            sched_yield();
-        if (spins % 256 == 0 &&
-            (d->failed_peer == r || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0))
-            rc = FMPL_ERR_PEER;
+        if (rc == FMPL_SUCCESS && fmpl_dcfa_progress(d->tl) == 0 && !p->ready)
+            rc = fmpl_dcfa_idle(d, r, &spins);
     }
     return rc;
 }

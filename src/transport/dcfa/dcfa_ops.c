@@ -53,16 +53,24 @@ int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
 
 /* ---- send requests ---------------------------------------------------- */
 
+int fmpl_dcfa_idle(fmpl_dcfa_t *d, int peer, unsigned long *spins)
+{
+    if (++*spins > WAIT_SPIN)
+        sched_yield();
+    if (*spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    if (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0)
+        return FMPL_ERR_PEER;
+    return FMPL_SUCCESS;
+}
+
 fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
 {
     unsigned long spins = 0;
     while (!d->op_free) {
         if (fmpl_dcfa_progress(d->tl) != 0)
             continue;
-        if (++spins > WAIT_SPIN)
-            sched_yield();
-        if (spins % 256 == 0 &&
-            (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0))
+        if (fmpl_dcfa_idle(d, peer, &spins) != FMPL_SUCCESS)
             return NULL;
     }
     fmpl_dcfa_op_t *op = d->op_free;
@@ -87,24 +95,13 @@ void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
     d->op_free = op;
 }
 
-static int idle(fmpl_dcfa_t *d, int peer, unsigned long *spins)
-{
-    if (++*spins > WAIT_SPIN)
-        sched_yield();
-    if (*spins % 256 != 0 || peer < 0)
-        return FMPL_SUCCESS;
-    if (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0)
-        return FMPL_ERR_PEER;
-    return FMPL_SUCCESS;
-}
-
 int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op)
 {
     unsigned long spins = 0;
     int rc = fmpl_dcfa_connect(d, peer);
     while (rc == FMPL_SUCCESS && d->peer[peer].sq_used >= FMPL_DCFA_SQ)
         if (fmpl_dcfa_progress(d->tl) == 0)
-            rc = idle(d, peer, &spins);
+            rc = fmpl_dcfa_idle(d, peer, &spins);
     if (rc == FMPL_SUCCESS && d->failed_peer == peer)
         rc = FMPL_ERR_PEER;
     if (op->comp)
@@ -207,7 +204,7 @@ int fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer)
     while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
         if (fmpl_dcfa_progress(d->tl) != 0)
             continue;
-        int rc = idle(d, peer, &spins);
+        int rc = fmpl_dcfa_idle(d, peer, &spins);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -301,7 +298,7 @@ static int open_device(fmpl_dcfa_t *d)
 }
 
 /* What this process holds of the device, for FMPL_VERBOSE's account at
- * close (and the scale report, bench/dcfa_scale.sh): the memory pinned by
+ * close (and the scale report, bench/dcfa_scale): the memory pinned by
  * registrations (the kernel's VmPin) and the device's queues mapped into
  * us (queue pairs, completion and receive queues: mappings of the uverbs
  * device), in KiB; -1 where /proc does not say. */
@@ -431,11 +428,11 @@ static void dcfa_close(fmpl_tl_t *tl)
             for (int r = 0; r < tl->size; r++)
                 if (d->peer[r].sq_used && r != d->failed_peer)
                     busy = 1;
-            if (busy && fmpl_dcfa_progress(tl) == 0 && idle(d, -1, &spins) != FMPL_SUCCESS)
+            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_dcfa_idle(d, -1, &spins) != FMPL_SUCCESS)
                 break;
         }
     }
-    if (d->peer) {
+    if (d->peer && fmpl_log_verbose()) {
         long pinned, queues;
         resources(&pinned, &queues);
         fmpl_log_info("dcfa: %d queue pairs (to %d of %d peers); pinned %ld KiB, of which %zu "
