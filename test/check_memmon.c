@@ -44,6 +44,14 @@ static unsigned char *map(size_t len)
     return p;
 }
 
+/* `len` bytes of fresh memory, written, and watched whole. */
+static unsigned char *map_watched(fmpl_memmon_t *m, size_t len)
+{
+    unsigned char *p = map(len);
+    ck_assert_int_eq(fmpl_memmon_watch(m, (uintptr_t)p, len), 0);
+    return p;
+}
+
 /* Does the next fmpl_memmon_gone report a range overlapping [a, a+len)? */
 static int reported(fmpl_memmon_t *m, uintptr_t s, size_t len)
 {
@@ -97,8 +105,7 @@ END_TEST
 START_TEST(test_discard)
 {
     fmpl_memmon_t *m = open_mon();
-    unsigned char *p = map(8 * PAGE);
-    ck_assert_int_eq(fmpl_memmon_watch(m, (uintptr_t)p, 8 * PAGE), 0);
+    unsigned char *p = map_watched(m, 8 * PAGE);
     ck_assert_int_eq(madvise(p + PAGE, 2 * PAGE, MADV_DONTNEED), 0);
     ck_assert_msg(reported(m, (uintptr_t)(p + PAGE), 2 * PAGE), "MADV_DONTNEED not reported");
     /* the pages are missing and still watched: touching them must go on
@@ -118,8 +125,7 @@ END_TEST
 START_TEST(test_mremap)
 {
     fmpl_memmon_t *m = open_mon();
-    unsigned char *p = map(4 * PAGE);
-    ck_assert_int_eq(fmpl_memmon_watch(m, (uintptr_t)p, 4 * PAGE), 0);
+    unsigned char *p = map_watched(m, 4 * PAGE);
     unsigned char *q = mremap(p, 4 * PAGE, 64 * PAGE, MREMAP_MAYMOVE);
     ck_assert_ptr_ne(q, MAP_FAILED);
     ck_assert_msg(q == p || reported(m, (uintptr_t)p, 4 * PAGE), "mremap moving it not reported");
@@ -132,8 +138,7 @@ END_TEST
 START_TEST(test_map_over)
 {
     fmpl_memmon_t *m = open_mon();
-    unsigned char *p = map(4 * PAGE);
-    ck_assert_int_eq(fmpl_memmon_watch(m, (uintptr_t)p, 4 * PAGE), 0);
+    unsigned char *p = map_watched(m, 4 * PAGE);
     void *q = mmap(p + PAGE, PAGE, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     ck_assert_ptr_eq(q, p + PAGE);
@@ -178,8 +183,7 @@ START_TEST(test_overflow)
 {
     fmpl_memmon_t *m = open_mon();
     const int n = 1500;                        /* more than the queue holds */
-    unsigned char *p = map((size_t)n * PAGE);
-    ck_assert_int_eq(fmpl_memmon_watch(m, (uintptr_t)p, (size_t)n * PAGE), 0);
+    unsigned char *p = map_watched(m, (size_t)n * PAGE);
     for (int i = 0; i < n; i++)
         ck_assert_int_eq(munmap(p + (size_t)i * PAGE, PAGE), 0);
     fmpl_memmon_range_t g[8];

@@ -216,13 +216,11 @@ void fmpl_memmon_unwatch(fmpl_memmon_t *m, uintptr_t addr, size_t len)
     (void)unregister(m, s, e);
 }
 
+/* Only the queue: an unmap whose call has returned was read and queued by
+ * the thread already (memmon.h), so reading the fd here too would cost a
+ * system call a message and find nothing we need. */
 int fmpl_memmon_gone(fmpl_memmon_t *m, fmpl_memmon_range_t *out, int n)
 {
-    uintptr_t fault[16];
-    /* what the kernel has that the thread has not read yet, too */
-    int nf = drain(m, fault, 16);
-    for (int i = 0; i < nf; i++)
-        let_go(m, fault[i]);
     pthread_mutex_lock(&m->lock);
     int got;
     if (m->overflow) {

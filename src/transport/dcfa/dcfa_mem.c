@@ -147,8 +147,8 @@ static void drop(fmpl_dcfa_t *d, int i)
                      d->reg[j].base < r->base + r->len && r->base < d->reg[j].base + d->reg[j].len;
         if (!shared)
             fmpl_memmon_unwatch(d->mon, r->base, r->len);
-        if (!r->stale)
-            d->cache_bytes -= r->refs ? 0 : r->len;
+        if (!r->stale && r->refs == 0)
+            d->cache_bytes -= r->len;      /* it was counted as kept */
     }
     ibv_dereg_mr(r->mr);
     *r = (fmpl_dcfa_reg_t){ 0 };
