@@ -305,3 +305,29 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, in
     }
     return FMPL_SUCCESS;
 }
+
+#define IDLE_SPIN 1024             /* idle turns before yielding the CPU */
+
+int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, unsigned long *spins)
+{
+    if (++*spins > IDLE_SPIN)
+        sched_yield();
+    if (*spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    if (*failed_peer == peer || tl->boot->ops->dead_rank(tl->boot) >= 0)
+        return FMPL_ERR_PEER;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer)
+{
+    unsigned long spins = 0;
+    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
+        if (tl->ops->progress(tl) != 0)
+            continue;
+        int rc = fmpl_tl_idle(tl, failed_peer, peer, &spins);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+    }
+    return FMPL_SUCCESS;
+}

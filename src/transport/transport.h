@@ -268,6 +268,17 @@ int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, s
 int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
                            const fmpl_tl_key_t *, fmpl_tl_comp_t *);
 
+/* Waits inside a transport whose progress needs our CPU (ofi, dcfa).
+ * fmpl_tl_idle: one idle turn of a wait on `peer` (-1: none) that made no
+ * progress - a yield after a while, and every 256 turns the question
+ * whether the peer is gone (*failed_peer: what the transport's own
+ * completions said; or the launcher's dead rank): FMPL_ERR_PEER then.
+ * fmpl_tl_wait_pending: make progress until *pending is 0 (counted down
+ * by completions, maybe on the transport's own thread: loaded with
+ * acquire order), or the peer is gone. */
+int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, unsigned long *spins);
+int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer);
+
 /* The routing decision, in one place (transport.c).  `tl` has ops == NULL
  * and rank, size, nidx and boot set.  Collective over the job: learns
  * every rank's host through the bootstrap (tl->host, tl->nhosts), then

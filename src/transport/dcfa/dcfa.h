@@ -179,9 +179,6 @@ static inline fmpl_dcfa_t *fmpl_dcfa_of(fmpl_tl_t *tl) { return (fmpl_dcfa_t *)t
 
 /* dcfa_ops.c */
 int  fmpl_dcfa_progress(fmpl_tl_t *tl);
-/* One idle turn of a wait on `peer` (-1: none) that made no progress:
- * yields after a while; FMPL_ERR_PEER once the peer is known gone. */
-int  fmpl_dcfa_idle(fmpl_dcfa_t *d, int peer, unsigned long *spins);
 /* Wait until *pending is 0, making progress; `peer` gone ends it. */
 int  fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer);
 /* Post `wr` (one request) on `peer`'s queue pair, waiting for room in its

@@ -303,7 +303,7 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
             wait = wait < 1.0 ? 2 * wait : 2.0;
         }
         if (rc == FMPL_SUCCESS && fmpl_dcfa_progress(d->tl) == 0 && !p->ready)
-            rc = fmpl_dcfa_idle(d, r, &spins);
+            rc = fmpl_tl_idle(d->tl, &d->failed_peer, r, &spins);
     }
     return rc;
 }

@@ -17,7 +17,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +27,6 @@
 #include "transport/dcfa/dcfa.h"
 
 #define NOPS 4096                  /* send requests in flight at most */
-#define WAIT_SPIN 1024
 
 
 int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
@@ -53,24 +51,13 @@ int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
 
 /* ---- send requests ---------------------------------------------------- */
 
-int fmpl_dcfa_idle(fmpl_dcfa_t *d, int peer, unsigned long *spins)
-{
-    if (++*spins > WAIT_SPIN)
-        sched_yield();
-    if (*spins % 256 != 0 || peer < 0)
-        return FMPL_SUCCESS;
-    if (d->failed_peer == peer || d->tl->boot->ops->dead_rank(d->tl->boot) >= 0)
-        return FMPL_ERR_PEER;
-    return FMPL_SUCCESS;
-}
-
 fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
 {
     unsigned long spins = 0;
     while (!d->op_free) {
         if (fmpl_dcfa_progress(d->tl) != 0)
             continue;
-        if (fmpl_dcfa_idle(d, peer, &spins) != FMPL_SUCCESS)
+        if (fmpl_tl_idle(d->tl, &d->failed_peer, peer, &spins) != FMPL_SUCCESS)
             return NULL;
     }
     fmpl_dcfa_op_t *op = d->op_free;
@@ -101,7 +88,7 @@ int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_o
     int rc = fmpl_dcfa_connect(d, peer);
     while (rc == FMPL_SUCCESS && d->peer[peer].sq_used >= FMPL_DCFA_SQ)
         if (fmpl_dcfa_progress(d->tl) == 0)
-            rc = fmpl_dcfa_idle(d, peer, &spins);
+            rc = fmpl_tl_idle(d->tl, &d->failed_peer, peer, &spins);
     if (rc == FMPL_SUCCESS && d->failed_peer == peer)
         rc = FMPL_ERR_PEER;
     if (op->comp)
@@ -199,16 +186,7 @@ int fmpl_dcfa_progress(fmpl_tl_t *tl)
 
 int fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer)
 {
-    unsigned long spins = 0;
-    /* counted down by completions, maybe on the ticker's thread */
-    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
-        if (fmpl_dcfa_progress(d->tl) != 0)
-            continue;
-        int rc = fmpl_dcfa_idle(d, peer, &spins);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    return FMPL_SUCCESS;
+    return fmpl_tl_wait_pending(d->tl, pending, &d->failed_peer, peer);
 }
 
 /* ---- the device --------------------------------------------------------- */
@@ -428,7 +406,7 @@ static void dcfa_close(fmpl_tl_t *tl)
             for (int r = 0; r < tl->size; r++)
                 if (d->peer[r].sq_used && r != d->failed_peer)
                     busy = 1;
-            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_dcfa_idle(d, -1, &spins) != FMPL_SUCCESS)
+            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_tl_idle(d->tl, &d->failed_peer, -1, &spins) != FMPL_SUCCESS)
                 break;
         }
     }

@@ -13,7 +13,6 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -131,30 +130,9 @@ int fmpl_ofi_progress(fmpl_tl_t *tl)
  * that peer failed) and the launcher (a rank died), as fmpl_check_peer
  * does.
  */
-#define FMPL_OFI_WAIT_SPIN 1024
-static int idle(fmpl_ofi_t *o, int peer, unsigned long *spins)
-{
-    if (++*spins > FMPL_OFI_WAIT_SPIN)
-        sched_yield();
-    if (*spins % 256 != 0 || peer < 0)
-        return FMPL_SUCCESS;
-    if (o->failed_peer == peer || o->tl->boot->ops->dead_rank(o->tl->boot) >= 0)
-        return FMPL_ERR_PEER;
-    return FMPL_SUCCESS;
-}
-
 int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
 {
-    unsigned long spins = 0;
-    /* counted down by completions, maybe on the ticker's thread */
-    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
-        if (fmpl_ofi_progress(o->tl) != 0)
-            continue;
-        int rc = idle(o, peer, &spins);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    return FMPL_SUCCESS;
+    return fmpl_tl_wait_pending(o->tl, pending, &o->failed_peer, peer);
 }
 
 int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
@@ -163,7 +141,7 @@ int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
         fmpl_ofi_cq_drain(o);
     else
         fmpl_ofi_progress(o->tl);
-    return idle(o, peer, spins);
+    return fmpl_tl_idle(o->tl, &o->failed_peer, peer, spins);
 }
 
 /* the provider's core is `name` ("tcp;ofi_rxm": tcp) */
