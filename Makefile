@@ -58,7 +58,8 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            openmpi-bin libopenmpi-dev valgrind \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
            liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2 \
-           libibverbs-dev ibverbs-providers rdma-core perftest
+           libibverbs-dev ibverbs-providers rdma-core perftest \
+           slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)

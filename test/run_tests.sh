@@ -19,8 +19,11 @@
 #      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual), also on tcw, peach2 and tca, and Himeno on
 #      16 tcw nodes;
-#      ThreadSanitizer: test/tsan_test.sh (shm and libfabric jobs with
-#      FMPL's threads, built with -fsanitize=thread; no report allowed);
+#      sanitizers (test/sanitizer_test.sh: a copy of the tree built with
+#      one; no report allowed): ThreadSanitizer on shm and libfabric jobs
+#      with FMPL's threads (tsan_test), AddressSanitizer, LeakSanitizer
+#      and UndefinedBehaviorSanitizer on the point-to-point, collective,
+#      halo and BLACS workers over shm, libfabric and routed (asan_test);
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -31,6 +34,11 @@
 #      agent entering them, over libfabric's tcp provider and in the
 #      default mode, and a rank killed on one host.  Needs root: where the
 #      machine refuses namespaces the step FAILS (never skips);
+#      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
+#      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
+#      tasks under srun --mpi=pmix, ScaLAPACK on fmpl-blacs, MPI beside
+#      FMPL, srun -N 2 routed shm/libfabric, a task killed on one host
+#      and across two;
 #   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
@@ -271,12 +279,18 @@ if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
         examples/himeno S -n 20
 fi
 
-# ---- 2c. ThreadSanitizer --------------------------------------------------
-# A copy of the tree built with -fsanitize=thread; every thread FMPL has
-# (the progress thread, the transports' tickers) beside the application's,
-# on shm and libfabric: any report fails the step (test/tsan_test.sh).
+# ---- 2c. sanitizers -------------------------------------------------------
+# A copy of the tree built with a sanitizer (test/sanitizer_test.sh); any
+# report fails the step.  Thread: every thread FMPL has (the progress
+# thread, the transports' tickers) beside the application's, on shm and
+# libfabric.  Address (with leaks) and undefined behaviour: the workers of
+# point-to-point, collectives, halo exchange and the BLACS on shm,
+# libfabric and routed.
 if selected tsan_test "$@"; then
-    run_step tsan_test 600 test/tsan_test.sh
+    run_step tsan_test 600 sh test/sanitizer_test.sh thread
+fi
+if selected asan_test "$@"; then
+    run_step asan_test 600 sh test/sanitizer_test.sh address
 fi
 
 # ---- 3. valgrind -------------------------------------------------------
@@ -364,6 +378,14 @@ for g in ofi default 3hosts kill; do
     fi
     run_step "multihost_$g" 600 bash test/multihost_test.sh "$g/"
 done
+
+# ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------
+# test/slurm_test.sh starts munged, slurmctld and a slurmd per host itself
+# and stops them even when it fails; where Slurm cannot start here that
+# is a failure, not a skip.
+if selected slurm_test "$@"; then
+    run_step slurm_test 900 bash test/slurm_test.sh
+fi
 
 # ---- 6. fmpl-blacs: exports, Debian's BLACS and ScaLAPACK testers --------
 if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then
