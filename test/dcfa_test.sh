@@ -22,6 +22,8 @@
 #                   1 MiB cache (evicting) and with none
 #   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D)
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
+#   trust           forge: a peer writing into another's mailbox as a
+#                   third rank is dropped
 #   queue pairs     made on first use: a ring of 6 makes 2 a rank, all to
 #                   all among 4 makes 3 (FMPL_VERBOSE's account)
 #   faults          a rank killed while the others wait on it: each
@@ -114,6 +116,8 @@ job "coll_halo 4 2-D" ok 4 -- "$progs/coll_halo" -g 2x2 -e 8 -w 2 -m -i 10
 job "coll_halo 4 3-D" ok 4 -- "$progs/coll_halo" -g 2x2x1 -w 1x1x0 -e 8 -n 8x8x40 -K BTN
 job "blacs_p2p 2" ok 2 -- "$progs/blacs_p2p"
 job "blacs_coll 4" ok 4 -- "$progs/blacs_coll"
+# a peer writing as another rank: dropped (a queue pair has one peer)
+job "forge 3" ok 3 -- "$progs/forge"
 job "pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
 job "kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 -- "$progs/kill" -w recv
 job "on demand: ring 6" "all:dcfa: 2 queue pairs \\(to 2 of 5 peers\\)" 6 FMPL_VERBOSE=1 -- \

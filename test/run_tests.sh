@@ -166,6 +166,19 @@ if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
         run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
     fi
+    # A peer writing into another's mailbox as a third rank: dropped on
+    # every provider (libfabric says who sent each message: FI_SOURCE);
+    # with the check off the forgery lands, so the test can see one.
+    for p in tcp net shm; do
+        [ -x test/progs/forge ] && selected "ofi_${p}_forge" "$@" || continue
+        [ $p = net ] && ! fi_info -p net > /dev/null 2>&1 && continue
+        run_step "ofi_${p}_forge" 120 env FMPL_TRANSPORT=ofi FI_PROVIDER=$p \
+            bin/fmplrun -n 3 -t 100 test/progs/forge
+    done
+    if [ -x test/progs/forge ] && selected ofi_forge_unchecked "$@"; then
+        run_step ofi_forge_unchecked 120 env FMPL_TRANSPORT=ofi FI_PROVIDER=tcp \
+            FMPL_OFI_CHECK_SOURCE=0 bin/fmplrun -n 3 -t 100 test/progs/forge -e
+    fi
     # Routed: every two ranks a host of their own (test/fakehost.sh), so
     # jobs of 3 and more ranks run on the route transport (shm inside a
     # fake host, libfabric between them, the provider FMPL picks) and

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "fmpl.h"
+#include "core/log.h"
 #include "transport/mbox_msg.h"
 
 int fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx)
@@ -92,8 +93,17 @@ int fmpl_mmsg_cas(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, int outgo
 
 void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len)
 {
-    if (len < FMPL_MMSG_HDR || (from >= 0 && m->writer != from))
+    if (len < FMPL_MMSG_HDR)
         return;
+    if (from != FMPL_MMSG_FROM_ANY && (int)m->writer != from) {
+        if (from == FMPL_MMSG_FROM_STRANGER)
+            fmpl_log_err("a message from outside the job, written as rank %d's: dropped",
+                         (int)m->writer);
+        else
+            fmpl_log_err("rank %d sent a message written as rank %d's: dropped", from,
+                         (int)m->writer);
+        return;
+    }
     int w = m->writer;
     switch (m->kind) {
     case FMPL_MMSG_NOTIFY: {

@@ -98,10 +98,15 @@ size_t fmpl_mmsg_notify(fmpl_mmsg_t *m, int rank, int idx, unsigned off, const v
 size_t fmpl_mmsg_cas_request(fmpl_mmsg_box_t *b, fmpl_mmsg_t *m, int rank, int idx,
                              unsigned off, uint64_t expect, uint64_t desired);
 
-/* Apply a message of `len` bytes that came from `from` (the rank the
- * network says sent it, or -1 when it cannot say: then the message's own
- * writer field is taken).  A message that names a line outside the
- * mailbox, or another writer than its sender, is dropped. */
+/* Who sent a message, as the network says: a rank, or one of these. */
+#define FMPL_MMSG_FROM_ANY      (-1)   /* the network cannot say: the message's
+                                          own writer field is taken */
+#define FMPL_MMSG_FROM_STRANGER (-2)   /* nobody of the job */
+
+/* Apply a message of `len` bytes that came from `from` (above).  A
+ * message that names a line outside the mailbox, or another writer than
+ * its sender (a peer writing as another rank, or a stranger), is dropped
+ * with an error message: a peer can write only its own lines. */
 void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len);
 
 /* CAS on our own line (writer `peer`, idx, off): *res gets the old value. */

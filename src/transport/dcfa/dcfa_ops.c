@@ -149,8 +149,11 @@ static int progress_locked(fmpl_dcfa_t *d)
                                      ibv_wc_status_str(wc[i].status));
                     continue;      /* the queue is going away */
                 }
-                fmpl_mmsg_apply(&d->box, fmpl_dcfa_peer_of_qp(d, wc[i].qp_num), &d->rx[slot],
-                                wc[i].byte_len);
+                /* an RC queue pair of ours has one peer, known from the
+                 * connection: its messages may write only its lines */
+                int from = fmpl_dcfa_peer_of_qp(d, wc[i].qp_num);
+                fmpl_mmsg_apply(&d->box, from >= 0 ? from : FMPL_MMSG_FROM_STRANGER,
+                                &d->rx[slot], wc[i].byte_len);
                 post_recv(d, slot);
                 continue;
             }

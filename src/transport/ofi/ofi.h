@@ -68,6 +68,8 @@
 typedef struct fmpl_ofi_rx {
     fmpl_mmsg_t msg;
     int done;                      /* its completion came */
+    int from;                      /* its sender as libfabric says (FI_SOURCE):
+                                      a rank, or FMPL_MMSG_FROM_* */
 } __attribute__((aligned(64))) fmpl_ofi_rx_t;
 
 /* The two endpoints (see above). */
@@ -111,6 +113,13 @@ typedef struct fmpl_ofi {
     int cache_idle;                /* keep unused registrations (see ofi_mem.c) */
     unsigned long clock;
     int failed_peer;               /* a peer the provider reported unreachable */
+    /* senders: with FI_SOURCE the provider says where each message came
+     * from, and a message is applied only to its sender's own lines (a
+     * rank's word in the payload is not believed); rank_of maps an
+     * address (FI_AV_TABLE: an index) back to its rank */
+    int check_src;
+    int *rank_of;                  /* [naddr], -1: none */
+    size_t naddr;
     /* progress: one caller at a time; the ticker steps in when idle */
     pthread_mutex_t lock;
     fmpl_ticker_t ticker;

@@ -98,9 +98,9 @@ int fmpl_ofi_msg_apply(fmpl_ofi_t *o)
             fmpl_ofi_rx_t *head = &ch->rx[ch->applied % FMPL_OFI_NRECV];
             if (!head->done)
                 break;
-            /* the sender's rank is the message's word: libfabric's
-             * context-only completions do not say who sent it */
-            fmpl_mmsg_apply(&o->box, -1, &head->msg, sizeof head->msg);
+            /* applied to the lines of the rank libfabric says sent it
+             * (FI_SOURCE), whatever rank its word names */
+            fmpl_mmsg_apply(&o->box, head->from, &head->msg, sizeof head->msg);
             ch->applied++;
         }
         if (ch->applied != before) {

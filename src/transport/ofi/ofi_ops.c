@@ -58,19 +58,36 @@ int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
 
 /* Completions: the context of an operation is its fmpl_tl_comp_t, or
  * for a receive its slot in the ring. */
+/* The rank whose address libfabric reports as a message's source. */
+static int rank_of(const fmpl_ofi_t *o, fi_addr_t a)
+{
+    if (a == FI_ADDR_NOTAVAIL)
+        return FMPL_MMSG_FROM_STRANGER;
+    if (a < o->naddr && o->rank_of[a] >= 0)
+        return o->rank_of[a];
+    for (int c = 0; c < FMPL_OFI_NEP; c++)      /* an address vector of another kind */
+        for (int r = 0; r < o->tl->size; r++)
+            if (o->ch[c].addr[r] == a)
+                return r;
+    return FMPL_MMSG_FROM_STRANGER;
+}
+
 int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
 {
     struct fi_cq_entry ev[16];
+    fi_addr_t src[16];
     int n = 0;
     for (;;) {
-        ssize_t got = fi_cq_read(o->cq, ev, 16);
+        ssize_t got = o->check_src ? fi_cq_readfrom(o->cq, ev, 16, src)
+                                   : fi_cq_read(o->cq, ev, 16);
         if (got > 0) {
             for (ssize_t i = 0; i < got; i++) {
                 void *ctx = ev[i].op_context;
                 fmpl_ofi_rx_t *rx = fmpl_ofi_msg_rx(o, ctx);
-                if (rx)
+                if (rx) {
+                    rx->from = o->check_src ? rank_of(o, src[i]) : FMPL_MMSG_FROM_ANY;
                     rx->done = 1;
-                else if (ctx)
+                } else if (ctx)
                     fmpl_ofi_done(ctx);
             }
             n += (int)got;
@@ -87,6 +104,7 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
                     if (err.err != FI_ECANCELED)
                         fmpl_ofi_error(o, err.err, "receive failed", -1);
                     rx->msg.kind = 0;
+                    rx->from = FMPL_MMSG_FROM_ANY;
                     rx->done = 1;
                 } else {
                     fmpl_tl_comp_t *c = err.op_context;
@@ -207,6 +225,29 @@ static int ofi_getinfo(struct fi_info **out, int autoprog)
     return rc;
 }
 
+/* The chosen provider again, now asked to say where each message comes
+ * from (FI_SOURCE, a secondary capability some providers lack): *in is
+ * replaced when it can.  Asked only after the choice, so that the
+ * choice of provider does not depend on it. */
+static int ofi_want_source(struct fi_info **in)
+{
+    struct fi_info *hints = fmpl_fi.dupinfo(*in), *got = NULL;
+    if (!hints)
+        return 0;
+    hints->caps |= FI_SOURCE;
+    int rc = fmpl_fi.getinfo(FI_VERSION(1, 9), NULL, NULL, 0, hints, &got);
+    fmpl_fi.freeinfo(hints);
+    if (rc != 0 || !got)
+        return 0;
+    struct fi_info *dup = (got->caps & FI_SOURCE) ? fmpl_fi.dupinfo(got) : NULL;
+    fmpl_fi.freeinfo(got);
+    if (!dup)
+        return 0;
+    fmpl_fi.freeinfo(*in);
+    *in = dup;
+    return 1;
+}
+
 static int ofi_open(fmpl_tl_t *tl)
 {
     int lrc = fmpl_ofi_lib_load();
@@ -247,6 +288,11 @@ static int ofi_open(fmpl_tl_t *tl)
         ofi_close(tl);
         return FMPL_ERR_NOMEM;
     }
+    /* FMPL_OFI_CHECK_SOURCE=0: do not ask (the test of the check needs
+     * the unchecked path too) */
+    const char *cs = getenv("FMPL_OFI_CHECK_SOURCE");
+    if (!(cs && strcmp(cs, "0") == 0))
+        o->check_src = ofi_want_source(&o->info);
     struct fi_info *in = o->info;
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
@@ -336,6 +382,11 @@ static int ofi_open(fmpl_tl_t *tl)
         if (!o->ch[c].addr)
             rc = FMPL_ERR_NOMEM;
     }
+    o->naddr = (size_t)tl->size * FMPL_OFI_NEP;
+    if (rc == FMPL_SUCCESS && !(o->rank_of = malloc(o->naddr * sizeof *o->rank_of)))
+        rc = FMPL_ERR_NOMEM;
+    for (size_t a = 0; rc == FMPL_SUCCESS && a < o->naddr; a++)
+        o->rank_of[a] = -1;
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
         ofi_card_t cd;
         size_t len = sizeof cd;
@@ -349,6 +400,8 @@ static int ofi_open(fmpl_tl_t *tl)
             if (fi_av_insert(o->av, cd.addr[c], 1, &o->ch[c].addr[r], 0, NULL) != 1) {
                 fmpl_log_err("ofi: cannot reach rank %d at its address", r);
                 rc = FMPL_ERR_PEER;
+            } else if (o->ch[c].addr[r] < o->naddr) {
+                o->rank_of[o->ch[c].addr[r]] = r;
             }
     }
     /* nobody sends before everybody can receive */
@@ -367,10 +420,12 @@ static int ofi_open(fmpl_tl_t *tl)
         return rc;
     }
     fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, unused "
-                  "registrations %s, %s data progress",
+                  "registrations %s, %s data progress, senders %s",
                   in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
                   o->cache_idle ? "cached" : "closed",
-                  in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual");
+                  in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
+                  o->check_src ? "checked (FI_SOURCE)"
+                               : "not checked (the provider cannot tell them)");
     return FMPL_SUCCESS;
 }
 
@@ -386,6 +441,7 @@ static void ofi_close(fmpl_tl_t *tl)
         fmpl_ofi_msg_close(&o->ch[c]);
         free(o->ch[c].addr);
     }
+    free(o->rank_of);
     fmpl_ofi_mem_cleanup(o);
     if (o->cq)
         fi_close(&o->cq->fid);
