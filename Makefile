@@ -15,12 +15,16 @@
 # examples/<name> bench/<name> test/<name>
 # fmpl-blacs (the BLACS on FMPL, blacs/*.c): lib/libfmpl_blacs.a
 # lib/libfmpl_blacs.so fmpl-blacs.pc include/fmpl_blacs.h
+# the Fortran module (`use fmpl`): build/fortran/fmpl.mod
 
 PREFIX  ?= /usr/local
 BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# fmpl.mod where gfortran's modules go (Debian's gfortran 12: 15); see
+# FMOD_VERSION
+FMODDIR ?= $(LIBDIR)/fortran/gfortran-mod-$(FMOD_VERSION)
 CC      ?= cc
 # make predefines FC=f77; only an explicit FC overrides gfortran
 ifeq ($(origin FC),default)
@@ -59,7 +63,8 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libscalapack-openmpi-dev scalapack-mpi-test scalapack-test-common \
            liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2 \
            libibverbs-dev ibverbs-providers rdma-core perftest \
-           slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge
+           slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
+           pandoc man-db groff-base
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -109,6 +114,9 @@ ifneq ($(HAVE_MPICC),)
 TEST_PROGS += $(patsubst %.c,%,$(wildcard test/progs/mpi_*.c))
 endif
 TEST_FPROGS:= $(patsubst %.f90,%,$(wildcard test/progs/*.f90))
+# the Fortran module `use fmpl` (its rule is below bin/fmplrun's)
+FMOD_BUILD := build/fortran
+FMOD       := $(FMOD_BUILD)/fmpl.mod
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
@@ -133,9 +141,10 @@ BENCH_MPI := $(filter-out bench/mpi/blacs,$(BENCH_MPI))
 EX_SCALAPACK =
 endif
 
-all: lib/libfmpl.a lib/libfmpl.so $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
+all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench help
+.PHONY: all examples bench-build tests check deps install uninstall clean bench help \
+        man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -176,6 +185,23 @@ lib/libfmpl_blacs.so: lib/$(BLACS_SONAME)
 	$(say) LN $@
 	$(Q)ln -sf $(BLACS_SONAME) $@
 
+# The Fortran module `fmpl` (src/fortran/fmpl_mod.f90): interfaces of
+# the bindings in src/fortran/*.c and fmplf.h's constants, no code, so
+# its object is linked nowhere.  fmpl.mod goes to FMOD_BUILD, which the
+# Fortran programs get with -I.  gfortran leaves a .mod it would not change untouched:
+# touch it, or make would run this rule every time.
+$(FMOD): src/fortran/fmpl_mod.f90 include/fmplf.h
+	@mkdir -p $(FMOD_BUILD)
+	$(say) FC $<
+	$(Q)$(FC) $(FFLAGS) -Wall -Iinclude -J$(FMOD_BUILD) -c $< -o $(FMOD_BUILD)/fmpl_mod.o
+	@touch $@
+# gfortran's module format version, from the header of our fmpl.mod (or
+# of a probe module, when fmpl.mod is not built): computed once, on use.
+FMOD_VERSION = $(eval FMOD_VERSION := $(shell { gzip -dc $(FMOD) 2>/dev/null || { \
+    d=$$(mktemp -d) && printf 'module p\nend module p\n' > $$d/p.f90 && \
+    $(FC) -J$$d -c $$d/p.f90 -o $$d/p.o >/dev/null 2>&1 && gzip -dc $$d/p.mod; rm -rf $$d; }; } | \
+    sed -n "1s/^GFORTRAN module version '\([0-9]*\)'.*/\1/p"))$(FMOD_VERSION)
+
 bin/fmplrun: tools/fmplrun.c $(HDRS)
 	@mkdir -p bin
 	$(say) CC $@
@@ -184,6 +210,7 @@ bin/fmplrun: tools/fmplrun.c $(HDRS)
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
              -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+             -e 's|@FMODDIR@|$(FMODDIR)|g' \
              -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(say) GEN $@
@@ -191,6 +218,62 @@ fmpl.pc: fmpl.pc.in Makefile
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile
 	$(say) GEN $@
 	$(Q)$(PC_SED) $< > $@
+
+# Man pages, libfabric's layout, written once in man/*.md and turned into
+# roff by pandoc: man/PAGE.S.md -> build/man/manS/PAGE.S.  The other names
+# on a page's NAME line get link pages (`.so manS/PAGE.S`, man/links.sh);
+# tables the code keeps (model parameters, error codes) are expanded into
+# the pages from the code (man/expand.sh).  Built when pandoc is installed
+# (`make deps`).
+MANDIR  ?= $(PREFIX)/share/man
+PANDOC  ?= pandoc
+HAVE_PANDOC := $(shell command -v $(PANDOC) 2>/dev/null)
+MAN_SRC := $(wildcard man/*.md)
+MAN_PAGES := $(foreach f,$(MAN_SRC:man/%.md=%),build/man/man$(subst .,,$(suffix $f))/$f)
+MAN_LINK_PAIRS := $(if $(MAN_SRC),$(shell sh man/links.sh $(MAN_SRC)))
+MAN_LINKS := $(foreach p,$(MAN_LINK_PAIRS),build/man/$(firstword $(subst =, ,$p)))
+MAN_HEADER = FMPL Programmer's Manual
+build/man/man1/%: MAN_HEADER = FMPL User Commands
+MAN_FLAGS = -f markdown-smart -t man -s -M footer='FMPL $(VERSION)' \
+            -M header="$(MAN_HEADER)" -M hyphenate=false
+ifneq ($(HAVE_PANDOC),)
+MAN_ALL := $(MAN_PAGES) $(MAN_LINKS)
+endif
+all: man
+man: $(MAN_ALL)
+ifeq ($(HAVE_PANDOC),)
+	@echo "man pages: $(PANDOC) is not installed (make deps), skipped" >&2
+endif
+define MAN_PANDOC
+	@mkdir -p $(@D) build/man/md
+	$(say) PANDOC $@
+	$(Q)sh man/expand.sh < $< > build/man/md/$(@F).md
+	$(Q)$(PANDOC) $(MAN_FLAGS) -o $@ build/man/md/$(@F).md
+endef
+build/man/man1/%.1: man/%.1.md man/expand.sh
+	$(MAN_PANDOC)
+build/man/man3/%.3: man/%.3.md man/expand.sh
+	$(MAN_PANDOC)
+build/man/man7/%.7: man/%.7.md man/expand.sh
+	$(MAN_PANDOC)
+# what man/expand.sh reads into them
+build/man/man7/fmpl.7: $(wildcard src/transport/*/*_model.c)
+build/man/man3/fmpl_strerror.3: include/fmpl.h
+$(foreach p,$(MAN_LINK_PAIRS),$(eval build/man/$(subst =,: build/man/,$p)))
+$(MAN_LINKS):
+	$(say) GEN $@
+	$(Q)echo '.so $(<:build/man/%=%)' > $@
+install: install-man
+uninstall: uninstall-man
+install-man: man
+	$(say) INSTALL '$(DESTDIR)$(MANDIR)/man[137]'
+	$(Q)for f in $(MAN_ALL:build/man/%=%); do \
+	    install -d '$(DESTDIR)$(MANDIR)'/$${f%/*} && \
+	    install -m 644 build/man/$$f '$(DESTDIR)$(MANDIR)'/$$f || exit 1; \
+	done
+uninstall-man:
+	$(say) RM '$(DESTDIR)$(MANDIR)/man[137]'
+	$(Q)rm -f $(patsubst build/man/%,'$(DESTDIR)$(MANDIR)'/%,$(MAN_PAGES) $(MAN_LINKS))
 
 # Programs link the static library (no PLT on the fast path) except the
 # examples, which use the shared one the way an installed user would.
@@ -210,9 +293,9 @@ examples/pdgesv_f: examples/pdgesv_f.f90 lib/libfmpl_blacs.so
 examples/%: examples/%.c lib/libfmpl.so include/fmpl.h
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(EX_LDFLAGS)
-examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h
+examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h $(FMOD)
 	$(say) FC $@
-	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -o $@ $< $(EX_LDFLAGS)
+	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -I$(FMOD_BUILD) -o $@ $< $(EX_LDFLAGS)
 
 bench-build: $(BENCH) $(BENCH_MPI)
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
@@ -260,9 +343,9 @@ endif
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
 	$(say) MPICC $@
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)
-test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h
+test/progs/%: test/progs/%.f90 lib/libfmpl.a include/fmplf.h $(FMOD)
 	$(say) FC $@
-	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -o $@ $< $(PROG_LDFLAGS)
+	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -I$(FMOD_BUILD) -o $@ $< $(PROG_LDFLAGS)
 
 # Install the Debian packages that are missing (CI starts from a fresh
 # Debian 12; as root apt-get works, otherwise say what is missing).
@@ -301,6 +384,10 @@ install: all
 	install -m 755 lib/$(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/
 	ln -sf $(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/libfmpl_blacs.so
 	$(PC_SED) fmpl-blacs.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/fmpl-blacs.pc
+	@case '$(FMODDIR)' in *gfortran-mod-) \
+	  echo "install: no gfortran module version in $(FMOD): set FMODDIR" >&2; exit 1;; esac
+	install -d $(DESTDIR)$(FMODDIR)
+	install -m 644 $(FMOD) $(DESTDIR)$(FMODDIR)/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fmpl.h $(DESTDIR)$(INCLUDEDIR)/fmplf.h \
@@ -310,6 +397,7 @@ uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fmpl_blacs.h $(DESTDIR)$(LIBDIR)/libfmpl_blacs.a \
 	      $(DESTDIR)$(LIBDIR)/$(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/libfmpl_blacs.so \
 	      $(DESTDIR)$(PKGCONFIGDIR)/fmpl-blacs.pc
+	rm -f $(DESTDIR)$(FMODDIR)/fmpl.mod
 
 help:
 	@echo "FMPL $(VERSION) - targets:"
@@ -319,12 +407,17 @@ help:
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
 	@echo "  deps           install the Debian packages the build and tests need"
 	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
-	@echo "                 PKGCONFIGDIR), with pkg-config files fmpl, fmpl-blacs"
+	@echo "                 PKGCONFIGDIR MANDIR), with pkg-config files fmpl, fmpl-blacs"
+	@echo "                 and the man pages (MANDIR: PREFIX/share/man)"
+	@echo "  man            the man pages from man/*.md with pandoc: build/man/man[137]"
+	@echo "                 (part of all when pandoc is installed)"
 	@echo "  uninstall      remove what install put there"
 	@echo "  clean          remove everything built"
 	@echo "  help           this list"
 	@echo "Variables: CC CFLAGS CPPFLAGS LDFLAGS FC FFLAGS MPICC OPT (default -O2)"
 	@echo "  PREFIX (/usr/local) DESTDIR V=1 (show the commands)"
+	@echo "  FMODDIR: where install puts the Fortran module fmpl.mod"
+	@echo "  (LIBDIR/fortran/gfortran-mod-N, N the module version of FC's .mod files)"
 
 clean:
 	rm -rf build lib bin fmpl.pc fmpl-blacs.pc $(EX_C) $(EX_F) examples/pdgesv examples/pdgesv_f $(BENCH) $(BENCH_MPI) \

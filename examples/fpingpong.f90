@@ -2,15 +2,18 @@
 !
 !   fmplrun -n 2 examples/fpingpong
 !
-! The FMPL Fortran calls are subroutines with the error code last.
-! Sizes are INTEGER*8 byte counts (8_8 * n for n doubles).
+! The FMPL Fortran calls are subroutines with the error code last;
+! `use fmpl` declares them, so the compiler checks every call.  Sizes are
+! byte counts of kind FMPL_SIZE_KIND (INTEGER*8).
+!
+!   gfortran fpingpong.f90 $(pkg-config --cflags --libs fmpl)
 program fpingpong
+  use fmpl
   implicit none
-  include 'fmplf.h'
   integer, parameter :: n = 1000, niter = 100, mai = 0
   double precision :: buf(n), t0, t1
   integer :: rank, nproc, ier, i, it
-  integer(8) :: nbytes
+  integer(FMPL_SIZE_KIND) :: nbytes
 
   call fmpl_init(1, ier)
   if (ier /= FMPL_SUCCESS) then
@@ -26,7 +29,8 @@ program fpingpong
     error stop 1
   end if
 
-  nbytes = 8_8 * n
+  ! the whole array, in bytes
+  nbytes = size(buf, kind=FMPL_SIZE_KIND) * storage_size(buf) / 8
   do i = 1, n
     buf(i) = dble(i)
   end do

@@ -609,7 +609,9 @@ int fmpl_halo_free(fmpl_halo_t *halo);
  * underscore, every argument by reference, the error code `ier` last,
  * e.g. `call fmpl_send(buf, size, dst, mai, ier)`; sizes are INTEGER*8
  * in fmpl_send/recv/isend/irecv, requests are INTEGER*8 arrays of
- * FMPL_REQUEST_WORDS elements.  `include 'fmplf.h'` gives the constants.
+ * FMPL_REQUEST_WORDS elements.  `include 'fmplf.h'` gives the constants;
+ * `use fmpl` gives them too, with explicit interfaces of every binding
+ * (src/fortran/fmpl_mod.f90: wrong arguments are compile errors).
  */
 #define FMPL_REQUEST_WORDS ((sizeof(fmpl_request_t) + 7) / 8)
 

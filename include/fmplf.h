@@ -1,5 +1,7 @@
 ! fmplf.h - FMPL constants for Fortran: include 'fmplf.h'
 ! Fixed- and free-form.  The values are those of fmpl.h.
+! The module `use fmpl` (src/fortran/fmpl_mod.f90) includes this file and
+! adds explicit interfaces: use one or the other in a program unit.
 ! Sizes are INTEGER*8 byte counts; requests are INTEGER*8 arrays
 ! of FMPL_REQUEST_WORDS elements; see src/fortran/fmpl_fortran.c.
       integer, parameter :: FMPL_SUCCESS = 0

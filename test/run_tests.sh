@@ -16,7 +16,11 @@
 #      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in a qemu guest:
 #      test/dcfa_test.sh);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
-#      if built; test/himeno_test.sh (Himeno on 2..8 processes must give
+#      if built, both through the module `use fmpl`; fortran_include (-n 2)
+#      through `include 'fmplf.h'`; test/fortran_module_test.sh (the
+#      module: an interface for every binding, with the C types; wrong
+#      calls fail to compile; a `use fmpl` program built from a staged
+#      install with pkg-config alone runs); test/himeno_test.sh (Himeno on 2..8 processes must give
 #      the one-process residual), also on tcw, peach2 and tca, and Himeno on
 #      16 tcw nodes;
 #      sanitizers (test/sanitizer_test.sh: a copy of the tree built with
@@ -43,7 +47,11 @@
 #      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
 #      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
 #      pdgetrf on 2 x 8 tcw nodes, xdlu and xdllt on 4;
-#   7. make install into a scratch prefix, pkg-config build, run.
+#   7. make install into a scratch prefix, pkg-config build, run; the man
+#      pages (test/man_test.sh): a page for every exported function, each
+#      renders without a warning with its sections and existing SEE ALSO,
+#      fmpl.7 names every FMPL_* variable the code reads, and they install
+#      where man -M finds them.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
 #
@@ -273,6 +281,12 @@ fi
 if [ -x test/progs/fortran_coll ] && selected fortran_coll "$@"; then
     run_step fortran_coll 300 bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
 fi
+if [ -x test/progs/fortran_include ] && selected fortran_include "$@"; then
+    run_step fortran_include 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_include
+fi
+if selected fortran_module_test "$@"; then
+    run_step fortran_module_test 300 sh test/fortran_module_test.sh
+fi
 
 # ---- 2b. Himeno: the halo exchange in a real stencil -------------------
 if [ -x examples/himeno ] && selected himeno_test "$@"; then
@@ -427,6 +441,9 @@ fi
 # ---- 7. make install, then build the way a user does --------------------
 if selected install_test "$@"; then
     run_step install_test 300 sh test/install_test.sh
+fi
+if selected man_test "$@"; then
+    run_step man_test 300 bash test/man_test.sh
 fi
 
 # ---- summary -----------------------------------------------------------

@@ -55,12 +55,17 @@
  * fmpl_sendbuff_set with size 0 removes the spill buffer (the C call gets
  * NULL, 0).  fmpl_sendbuff_check always returns both counts.
  *
- * gfortran 10 and later reject calls of one external subroutine with
- * different actual argument types in one file; use one buffer type per
- * file or compile with -fallow-argument-mismatch.
+ * With `include 'fmplf.h'` (implicit interfaces) gfortran 10 and later
+ * reject calls of one external subroutine with different actual argument
+ * types in one file; use one buffer type per file or compile with
+ * -fallow-argument-mismatch.  The module `use fmpl` (fmpl_mod.f90) has
+ * none of that: explicit interfaces of these very symbols, buffers of any
+ * type, and every other argument checked at compile time.  When a binding
+ * here changes, change its interface there (test/fortran_module_test.sh
+ * compares them).
  *
- * `include 'fmplf.h'` gives FMPL_SUCCESS, the FMPL_ERR_* codes and
- * FMPL_REQUEST_WORDS.
+ * `include 'fmplf.h'` (or `use fmpl`) gives FMPL_SUCCESS, the FMPL_ERR_*
+ * codes and FMPL_REQUEST_WORDS.
  */
 #include <stdint.h>
 #include <stddef.h>

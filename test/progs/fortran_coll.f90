@@ -1,11 +1,11 @@
 ! fortran_coll - the Fortran bindings of the collectives, communicators
 ! and halo exchange, checked against values every rank can compute.
-! Exits non-zero (stop 1) on any mismatch.
+! Exits non-zero (stop 1) on any mismatch.  Through `use fmpl`.
 program fortran_coll
+  use fmpl
   implicit none
-  include 'fmplf.h'
   integer :: ier, me, np, i, j, root, comm, crank, csize, r, halo8_kind
-  integer(8) :: halo
+  integer(FMPL_ADDRESS_KIND) :: halo
   double precision :: d(100), w(100), a(0:9, 0:7)
   integer :: iv(3), ext(2), sh(2), nbr(4)
   integer :: all(64), one(1)
