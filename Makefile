@@ -64,6 +64,7 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            liblapack-dev libblas-dev libfabric-dev libfabric-bin iproute2 \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
+           clang libclang-rt-14-dev \
            pandoc man-db groff-base
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).

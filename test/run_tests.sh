@@ -28,6 +28,7 @@
 #      with FMPL's threads (tsan_test), AddressSanitizer, LeakSanitizer
 #      and UndefinedBehaviorSanitizer on the point-to-point, collective,
 #      halo and BLACS workers over shm, libfabric and routed (asan_test);
+#      libFuzzer harnesses of what peers write (test/fuzz_test.sh);
 #   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
 #      valgrind --error-exitcode=9;
 #   4. test/pmix_test.sh, if it exists and mpirun is installed;
@@ -318,6 +319,11 @@ if selected tsan_test "$@"; then
 fi
 if selected asan_test "$@"; then
     run_step asan_test 600 sh test/sanitizer_test.sh address
+fi
+# libFuzzer: what peers write (mailbox messages, modex entries), 30 s per
+# harness from the committed corpus (test/fuzz_test.sh)
+if selected fuzz_test "$@"; then
+    run_step fuzz_test 600 sh test/fuzz_test.sh
 fi
 
 # ---- 3. valgrind -------------------------------------------------------

@@ -54,13 +54,18 @@ static int key_ok(const char *key)
     return key != NULL && key[0] != '\0' && strlen(key) < FMPL_CTL_KEY_MAX;
 }
 
+/* Another process wrote the entries of `rank` (every rank maps the
+ * control memory writable): an entry counts only when its key ends
+ * inside the entry and its length fits it, so a broken or hostile
+ * writer cannot make a reader run past the entry (test/fuzz/). */
 static struct fmpl_ctl_kv *find_key(struct fmpl_ctl *c, int rank, const char *key)
 {
     struct fmpl_ctl_kv *kv = fmpl_ctl_kv(c, rank);
 
     for (int i = 0; i < FMPL_CTL_NKEYS; i++)
         if (atomic_load_explicit(&kv[i].used, memory_order_acquire) &&
-            strcmp(kv[i].key, key) == 0)
+            memchr(kv[i].key, '\0', sizeof kv[i].key) != NULL &&
+            kv[i].len <= sizeof kv[i].val && strcmp(kv[i].key, key) == 0)
             return &kv[i];
     return NULL;
 }
@@ -107,13 +112,18 @@ static int local_get(fmpl_boot_t *b, int rank, const char *key, void *val, size_
     kv = find_key(p->ctl, rank, key);
     if (kv == NULL)
         return FMPL_ERR_ARG;
-    if (kv->len > *len) {
-        *len = kv->len;
+    /* read once: its writer may change it under us (find_key checked an
+     * earlier read) */
+    uint32_t n = *(volatile uint32_t *)&kv->len;
+    if (n > sizeof kv->val)
+        return FMPL_ERR_ARG;
+    if (n > *len) {
+        *len = n;
         return FMPL_ERR_TRUNCATE;
     }
-    *len = kv->len;
-    if (kv->len > 0)
-        memcpy(val, kv->val, kv->len);
+    *len = n;
+    if (n > 0)
+        memcpy(val, kv->val, n);
     return FMPL_SUCCESS;
 }
 
