@@ -24,6 +24,13 @@
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
 #   trust           forge: a peer writing into another's mailbox as a
 #                   third rank is dropped
+#   modes           every job above in split mode (the host's agent owns
+#                   the device context, the ranks map its queues: the
+#                   default on rxe); 4 ranks name one agent; direct mode
+#                   (FMPL_DCFA_AGENT=0) said, and pingpong, random, cancel,
+#                   regcache, coll_ops and a killed rank in it; the agent
+#                   killed (SIGKILL) in a job: the job fails, a rank naming
+#                   it; no agent left behind at the end
 #   queue pairs     made on first use: a ring of 6 makes 2 a rank, all to
 #                   all among 4 makes 3 (FMPL_VERBOSE's account)
 #   faults          a rank killed while the others wait on it: each
@@ -57,8 +64,9 @@ pass=0 fail=0
 # job NAME EXPECT NP [ENV=VAL...] -- PROG ARGS.  EXPECT: "ok" (status 0
 # and, for a test worker, its "OK" line), "ok:PATTERN" (status 0 and the
 # extended regular expression PATTERN in the output), "all:PATTERN" (status
-# 0 and NP lines matching: one a rank) or "fail:PATTERN" (a failure status,
-# not the time limit's, and PATTERN in the output).
+# 0 and NP lines matching: one a rank), "one:PATTERN" (as all:, and what
+# PATTERN matches is the same text on every line) or "fail:PATTERN" (a
+# failure status, not the time limit's, and PATTERN in the output).
 job() {
     local name=$1 expect=$2 np=$3
     shift 3
@@ -77,6 +85,8 @@ job() {
         ok:*) [ $st = 0 ] && grep -qE -- "${expect#ok:}" "$tmp/out" && ok=1 ;;
         all:*) [ $st = 0 ] && [ "$(grep -cE -- "${expect#all:}" "$tmp/out")" = "$np" ] &&
             ok=1 ;;
+        one:*) [ $st = 0 ] && [ "$(grep -cE -- "${expect#one:}" "$tmp/out")" = "$np" ] &&
+            [ "$(grep -oE -- "${expect#one:}" "$tmp/out" | sort -u | wc -l)" = 1 ] && ok=1 ;;
         fail:*) [ $st != 0 ] && [ $st != 124 ] && grep -qE -- "${expect#fail:}" "$tmp/out" &&
             ok=1 ;;
     esac
@@ -129,7 +139,67 @@ job "connect: stopped rank" "fail:rank 2 did not answer a connection request in 
 job "no such device" "fail:no active port on device nosuch" 2 \
     FMPL_DCFA_DEVICE=nosuch -- "$progs/pingpong"
 job "no such port" "fail:no active port on any device \\(FMPL_DCFA_PORT\\)" 2 FMPL_DCFA_PORT=9 -- "$progs/pingpong"
-job "direct mode said" "ok:dcfa: direct mode \\(this process owns" 2 FMPL_VERBOSE=1 -- "$progs/pingpong" -m 64K
+
+# ---- the modes: split (the host's agent owns the device context; rxe's
+# default) and direct (FMPL_DCFA_AGENT=0).  Everything above ran split.
+job "split mode: one agent for the host" \
+    "one:dcfa: split mode \\(the host agent, pid [0-9]+, owns the device context" \
+    4 FMPL_VERBOSE=1 -- "$progs/pingpong" -m 64K
+job "direct mode said" \
+    "all:dcfa: direct mode \\(this process owns the verbs resources: FMPL_DCFA_AGENT=0\\)" \
+    2 FMPL_VERBOSE=1 FMPL_DCFA_AGENT=0 -- "$progs/pingpong" -m 64K
+D=FMPL_DCFA_AGENT=0
+job "direct: pingpong 2" ok 2 $D -- "$progs/pingpong" -m 1M
+job "direct: random 4" ok 4 $D -- "$progs/random" -s 5
+job "direct: cancel 3" ok 3 $D -- "$progs/cancel"
+job "direct: regcache 2" ok 2 $D -- "$progs/regcache" -r 4
+job "direct: coll_ops 3" ok 3 $D -- "$progs/coll_ops" -A 64K
+job "direct: kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 $D -- "$progs/kill" -w recv
+
+# ---- the agent killed mid-job: the ranks end the job, naming it ----------
+agents() { ps -e -o pid=,comm= | awk '$2 == "fmpl-dcfa-agent" { print $1 }'; }
+t0=$(date +%s%N)
+timeout -k 10 300 "$run" -n 3 -t 240 "$progs/random" -s 3 -R 100000 >"$tmp/out" 2>&1 \
+    </dev/null &
+jobpid=$!
+victim=""
+for _ in $(seq 1 300); do
+    victim=$(agents | head -n 1)
+    [ -n "$victim" ] && break
+    sleep 0.1
+done
+sleep 2                            # the ranks are at their traffic by then
+[ -n "$victim" ] && kill -9 "$victim"
+wait $jobpid
+st=$?
+secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+why=""
+if [ -z "$victim" ]; then
+    why="no agent process (fmpl-dcfa-agent) appeared"
+elif [ $st = 0 ] || [ $st = 124 ]; then
+    why="the job's exit status is $st"
+elif ! grep -qE "the host agent \\(pid $victim\\).*died" "$tmp/out"; then
+    why="no rank named the dead agent (pid $victim)"
+fi
+if [ -z "$why" ]; then
+    echo "PASS agent killed: the job failed naming it (status $st, ${secs} s)"
+    pass=$((pass + 1))
+else
+    echo "FAIL agent killed: $why (${secs} s); output:"
+    tail -n 25 "$tmp/out" | sed 's/^/  | /'
+    fail=$((fail + 1))
+fi
+
+# ---- nothing left: every agent ended with its job ------------------------
+sleep 1
+left=$(agents)
+if [ -z "$left" ]; then
+    echo "PASS no agent left behind"
+    pass=$((pass + 1))
+else
+    echo "FAIL agents left behind: $left"
+    fail=$((fail + 1))
+fi
 
 echo "dcfa_test: $pass passed, $fail failed"
 if [ $fail != 0 ]; then

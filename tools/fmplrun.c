@@ -44,6 +44,7 @@
 
 #define DEFAULT_GRACE_MS 3000     /* dead rank -> SIGTERM to the others */
 #define TERM_TO_KILL_MS  2000     /* SIGTERM -> SIGKILL */
+#define LEFTOVER_MS      1000     /* a process left behind may end by itself */
 #define LINE_BYTES       4096     /* --prefix: longer lines are split */
 
 /* One output pipe of a rank under --prefix: bytes not yet ending a line. */
@@ -814,14 +815,19 @@ static int signal_children(int sig)
  * after the script was killed, something started in the background) were
  * handed to us as their subreaper.  They are part of the job, so they end
  * with it, as under Slurm; a process stuck in the kernel is given up on.
+ * One that is ending by itself when the last rank has gone (the verbs
+ * transport's host agent, which ends when its last rank has) gets
+ * LEFTOVER_MS to do so.
  */
 static void kill_leftovers(void)
 {
-    long long give_up = now_ms() + TERM_TO_KILL_MS;
+    long long give_up = now_ms() + TERM_TO_KILL_MS, own = now_ms() + LEFTOVER_MS;
     int n, first;
 
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;       /* those that already exited are not news */
+    do {
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;   /* those that already exited are not news */
+    } while (signal_children(0) > 0 && now_ms() < own && usleep(5000) == 0);
     first = signal_children(SIGKILL);
 
     if (first > 0)

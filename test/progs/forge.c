@@ -42,6 +42,9 @@ int main(int argc, char **argv)
     const uint64_t forged = 0x666f72676564ull, honest = 0x686f6e657374ull;
 
     if (rank == 1) {
+        /* an honest record first: the way to rank 2 exists before the
+         * lie (on dcfa a connection request made in a lie is refused) */
+        CHECK_RC(fmpl_tl_notify(tl, 2, IDX, 8, &honest, sizeof honest, 0, NULL), FMPL_SUCCESS);
         int me = tl->rank;
         tl->rank = 0;              /* the lie */
         int rc = fmpl_tl_notify(tl, 2, IDX, 0, &forged, sizeof forged, 0, NULL);

@@ -1,11 +1,13 @@
 /*
  * dcfa.h - the InfiniBand verbs transport (private to src/transport/dcfa/).
  *
- * FMPL straight on rdma-core's libibverbs, after the DCFA paper (seeds/001):
+ * FMPL straight on InfiniBand verbs, after the DCFA paper (seeds/001):
  * the process posts work requests and polls completions itself, with no
- * library in between.  This first step runs in direct mode - the process
- * opens the device and owns its protection domain, registrations and
- * queue pairs; the host-side agent of the paper's split is to come.
+ * library in between.  Two modes (dcfa_verbs.c): split, the paper's - a
+ * host-side agent (dcfa_agent.h) owns the device context and makes the
+ * queues, the process maps and works them (dcfa_uverbs.h) - where the
+ * provider allows it (rxe), and direct elsewhere - the process opens the
+ * device through libibverbs and owns everything.
  *
  *   queue pairs  one RC queue pair per peer, created and connected when
  *                one of the two first talks to the other, by datagrams
@@ -62,6 +64,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
 #include "transport/ticker.h"
@@ -92,10 +95,27 @@ typedef struct fmpl_dcfa_card {
     uint8_t roce;
 } fmpl_dcfa_card_t;
 
+/* A queue pair: libibverbs's (direct mode), or one the agent made whose
+ * queues we map (split mode). */
+typedef struct fmpl_dcfa_qp {
+    struct ibv_qp *ib;             /* direct */
+    uint32_t num;                  /* its number */
+    uint32_t handle;               /* split: its handle in the agent's context */
+    fmpl_rxe_q_t sq, rq;           /* split: its send and receive queues */
+    uint8_t made;
+} fmpl_dcfa_qp_t;
+
+/* An address handle, either way (split: the kernel's number for it) */
+typedef struct fmpl_dcfa_ah {
+    struct ibv_ah *ib;
+    uint32_t handle, num;
+    uint8_t made;
+} fmpl_dcfa_ah_t;
+
 /* A peer, as far as we have met it. */
 typedef struct fmpl_dcfa_peer {
-    struct ibv_qp *qp;             /* ours for it, NULL until first contact */
-    struct ibv_ah *ah;             /* to its connection queue pair */
+    fmpl_dcfa_qp_t qp;             /* ours for it, not made until first contact */
+    fmpl_dcfa_ah_t ah;             /* to its connection queue pair */
     fmpl_dcfa_card_t card;
     uint32_t qpn;                  /* its queue pair for us, once ready */
     uint8_t ready, have_card;      /* ready: ours connected to it */
@@ -131,10 +151,22 @@ typedef struct fmpl_dcfa_rstat {
 
 typedef struct fmpl_dcfa {
     fmpl_tl_t *tl;
+    /* direct mode */
     struct ibv_context *ctx;
     struct ibv_pd *pd;
     struct ibv_cq *cq;
     struct ibv_srq *srq;
+    /* split mode: the agent's context, its objects for us */
+    int split;
+    int agent, agent_pid;          /* our socket to the agent, its pid */
+    int cmd_fd;                    /* the agent's device file */
+    uint32_t pd_handle;
+    fmpl_rxe_q_t rcq, rsrq;        /* our completion and shared receive queues */
+    unsigned agent_check;
+    double agent_seen;             /* when its socket was last looked at */
+    int dev_opened;
+    char mode_why[96];             /* why direct mode */
+    char devname[32];
     uint8_t port;
     int gid_index;
     union ibv_gid gid;
@@ -149,7 +181,7 @@ typedef struct fmpl_dcfa {
                                       pair's number -> its peer, -1 empty */
     uint32_t qpn_mask;
     int nindexed;
-    struct ibv_qp *ud;             /* the connection queue pair */
+    fmpl_dcfa_qp_t ud;             /* the connection queue pair */
     uint8_t *ud_buf;               /* [UD_NRX receives + UD_NTX sends][UD_BUF] */
     struct ibv_mr *ud_mr;
     int ud_tx_busy;
@@ -177,7 +209,27 @@ typedef struct fmpl_dcfa {
 
 static inline fmpl_dcfa_t *fmpl_dcfa_of(fmpl_tl_t *tl) { return (fmpl_dcfa_t *)tl->priv; }
 
+/* dcfa_verbs.c: the device in either mode (errno values unless said) */
+int  fmpl_dcfa_dev_open(fmpl_dcfa_t *d, int cqe);          /* FMPL code */
+void fmpl_dcfa_dev_close(fmpl_dcfa_t *d);
+struct ibv_mr *fmpl_dcfa_reg_mr(fmpl_dcfa_t *d, void *addr, size_t len, int access);
+void fmpl_dcfa_dereg_mr(fmpl_dcfa_t *d, struct ibv_mr *mr);
+int  fmpl_dcfa_qp_create(fmpl_dcfa_t *d, enum ibv_qp_type type, int on_srq,
+                         struct ibv_qp_cap *cap, fmpl_dcfa_qp_t *qp);
+int  fmpl_dcfa_qp_modify(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_qp_attr *a, int mask);
+void fmpl_dcfa_qp_destroy(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp);
+int  fmpl_dcfa_qp_post(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_send_wr *wr,
+                       const fmpl_dcfa_ah_t *ah);
+int  fmpl_dcfa_qp_recv(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_recv_wr *wr);
+int  fmpl_dcfa_cq_poll(fmpl_dcfa_t *d, int n, struct ibv_wc *wc);
+int  fmpl_dcfa_ah_create(fmpl_dcfa_t *d, struct ibv_ah_attr *a, fmpl_dcfa_ah_t *ah);
+void fmpl_dcfa_ah_destroy(fmpl_dcfa_t *d, fmpl_dcfa_ah_t *ah);
+void fmpl_dcfa_agent_check(fmpl_dcfa_t *d);
+
 /* dcfa_ops.c */
+/* Open the device as the direct mode does (FMPL_DCFA_DEVICE, _PORT,
+ * _GID_INDEX): d->ctx, port, lid, mtu, roce, gid (the agent's too). */
+int  fmpl_dcfa_open_device(fmpl_dcfa_t *d);
 int  fmpl_dcfa_progress(fmpl_tl_t *tl);
 /* Wait until *pending is 0, making progress; `peer` gone ends it. */
 int  fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer);

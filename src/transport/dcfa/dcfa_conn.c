@@ -91,7 +91,7 @@ static int index_add(fmpl_dcfa_t *d, uint32_t qpn, int peer)
         d->qpn_mask = n - 1;
         for (uint32_t i = 0; i < oldn; i++)
             if (old[i] >= 0)
-                index_put(t, d->qpn_mask, d->peer[old[i]].qp->qp_num, old[i]);
+                index_put(t, d->qpn_mask, d->peer[old[i]].qp.num, old[i]);
         free(old);
     }
     index_put(d->by_qpn, d->qpn_mask, qpn, peer);
@@ -105,7 +105,7 @@ int fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
         return -1;
     for (uint32_t h = qpn * 2654435761u;; h++) {
         int r = d->by_qpn[h & d->qpn_mask];
-        if (r < 0 || d->peer[r].qp->qp_num == qpn)
+        if (r < 0 || d->peer[r].qp.num == qpn)
             return r;
     }
 }
@@ -145,33 +145,32 @@ static struct ibv_ah_attr address_of(const fmpl_dcfa_t *d, const fmpl_dcfa_card_
 
 static int create_qp(fmpl_dcfa_t *d, int r)
 {
-    struct ibv_qp_init_attr a = {
-        .send_cq = d->cq, .recv_cq = d->cq, .srq = d->srq, .qp_type = IBV_QPT_RC,
-        .cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
-                 .max_inline_data = sizeof(fmpl_mmsg_t) } };
-    struct ibv_qp *qp = ibv_create_qp(d->pd, &a);
-    if (!qp)
-        return fmpl_dcfa_error(d, errno, "ibv_create_qp", r);
+    struct ibv_qp_cap cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
+                              .max_inline_data = sizeof(fmpl_mmsg_t) };
+    fmpl_dcfa_qp_t qp;
+    int e = fmpl_dcfa_qp_create(d, IBV_QPT_RC, 1, &cap, &qp);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_create_qp", r);
     if (r < 0) {
         /* the probe of fmpl_dcfa_conn_open: what inline size we get */
-        d->max_inline = a.cap.max_inline_data < sizeof(fmpl_mmsg_t) ? a.cap.max_inline_data
-                                                                      : sizeof(fmpl_mmsg_t);
-        ibv_destroy_qp(qp);
+        d->max_inline = cap.max_inline_data < sizeof(fmpl_mmsg_t) ? cap.max_inline_data
+                                                                   : sizeof(fmpl_mmsg_t);
+        fmpl_dcfa_qp_destroy(d, &qp);
         return FMPL_SUCCESS;
     }
     struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
                              .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
                                                 IBV_ACCESS_REMOTE_WRITE |
                                                 IBV_ACCESS_REMOTE_READ };
-    int e = ibv_modify_qp(qp, &m,
-                          IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+    e = fmpl_dcfa_qp_modify(d, &qp, &m,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
     if (e) {
-        ibv_destroy_qp(qp);
+        fmpl_dcfa_qp_destroy(d, &qp);
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r);
     }
     d->peer[r].qp = qp;
     d->nqp++;
-    return index_add(d, qp->qp_num, r);
+    return index_add(d, qp.num, r);
 }
 
 /* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
@@ -185,16 +184,17 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
         .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
         .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = d->rd_atom, .min_rnr_timer = 12,
         .ah_attr = address_of(d, c) };
-    int e = ibv_modify_qp(d->peer[r].qp, &m,
-                          IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-                              IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+    int e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &m,
+                                IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                    IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+                                    IBV_QP_MIN_RNR_TIMER);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
     struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
                              .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = d->rd_atom };
-    e = ibv_modify_qp(d->peer[r].qp, &s,
-                      IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-                          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+    e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &s,
+                            IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+                                IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r);
     d->peer[r].qpn = qpn;
@@ -210,8 +210,7 @@ static int post_ud_recv(fmpl_dcfa_t *d, int i)
                            .length = FMPL_DCFA_UD_BUF, .lkey = d->ud_mr->lkey };
     struct ibv_recv_wr wr = { .wr_id = FMPL_DCFA_UD_TAG | (uint64_t)i, .sg_list = &sge,
                               .num_sge = 1 };
-    struct ibv_recv_wr *bad = NULL;
-    int e = ibv_post_recv(d->ud, &wr, &bad);
+    int e = fmpl_dcfa_qp_recv(d, &d->ud, &wr);
     return e ? fmpl_dcfa_error(d, e, "ibv_post_recv (connection queue pair)", -1)
              : FMPL_SUCCESS;
 }
@@ -222,25 +221,25 @@ static int send_conn(fmpl_dcfa_t *d, int r, uint32_t kind)
     int rc = card_of(d, r);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (!p->ah) {
+    if (!p->ah.made) {
         struct ibv_ah_attr a = address_of(d, &p->card);
-        if (!(p->ah = ibv_create_ah(d->pd, &a)))
-            return fmpl_dcfa_error(d, errno, "ibv_create_ah", r);
+        int e = fmpl_dcfa_ah_create(d, &a, &p->ah);
+        if (e)
+            return fmpl_dcfa_error(d, e, "ibv_create_ah", r);
     }
     if (d->ud_tx_busy >= FMPL_DCFA_UD_NTX)
         return FMPL_SUCCESS;       /* the datagram is lost; asks are sent again */
     int slot = d->ud_tx_next++ % FMPL_DCFA_UD_NTX;
     conn_msg_t *m = (conn_msg_t *)(d->ud_buf + (size_t)(FMPL_DCFA_UD_NRX + slot) *
                                                    FMPL_DCFA_UD_BUF);
-    *m = (conn_msg_t){ MSG_MAGIC, kind, d->tl->rank, p->qp->qp_num };
+    *m = (conn_msg_t){ MSG_MAGIC, kind, d->tl->rank, p->qp.num };
     struct ibv_sge sge = { .addr = (uintptr_t)m, .length = sizeof *m, .lkey = d->ud_mr->lkey };
     struct ibv_send_wr wr = { .wr_id = FMPL_DCFA_UD_TAG | FMPL_DCFA_UD_SEND, .sg_list = &sge,
                               .num_sge = 1, .opcode = IBV_WR_SEND,
                               .send_flags = IBV_SEND_SIGNALED,
-                              .wr.ud = { .ah = p->ah, .remote_qpn = p->card.ud_qpn,
+                              .wr.ud = { .remote_qpn = p->card.ud_qpn,
                                          .remote_qkey = QKEY } };
-    struct ibv_send_wr *bad = NULL;
-    int e = ibv_post_send(d->ud, &wr, &bad);
+    int e = fmpl_dcfa_qp_post(d, &d->ud, &wr, &p->ah);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_post_send (connection queue pair)", r);
     d->ud_tx_busy++;
@@ -262,7 +261,7 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
             fmpl_log_err("dcfa: a connection datagram claiming rank %d came from queue pair "
                          "%u, not rank %d's (%u): ignored", r, wc->src_qp, r, p->card.ud_qpn);
         } else if (rc == FMPL_SUCCESS) {
-            if (!p->qp)
+            if (!p->qp.made)
                 rc = create_qp(d, r);
             if (rc == FMPL_SUCCESS && !p->ready)
                 rc = connect_qp(d, r, m->qpn);
@@ -286,7 +285,7 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
     fmpl_dcfa_peer_t *p = &d->peer[r];
     if (p->ready)
         return FMPL_SUCCESS;
-    int rc = p->qp ? FMPL_SUCCESS : create_qp(d, r);
+    int rc = p->qp.made ? FMPL_SUCCESS : create_qp(d, r);
     double t0 = now(), wait = 0.2, next = t0;
     unsigned long spins = 0;
     while (rc == FMPL_SUCCESS && !p->ready) {
@@ -318,24 +317,24 @@ int fmpl_dcfa_conn_open(fmpl_dcfa_t *d)
     if (!d->peer || posix_memalign((void **)&d->ud_buf, 64, bytes) != 0)
         return FMPL_ERR_NOMEM;
     memset(d->ud_buf, 0, bytes);
-    if (!(d->ud_mr = ibv_reg_mr(d->pd, d->ud_buf, bytes, IBV_ACCESS_LOCAL_WRITE)))
+    if (!(d->ud_mr = fmpl_dcfa_reg_mr(d, d->ud_buf, bytes, IBV_ACCESS_LOCAL_WRITE)))
         return fmpl_dcfa_error(d, errno, "ibv_reg_mr (connection datagrams)", -1);
-    struct ibv_qp_init_attr a = {
-        .send_cq = d->cq, .recv_cq = d->cq, .qp_type = IBV_QPT_UD,
-        .cap = { .max_send_wr = FMPL_DCFA_UD_NTX, .max_recv_wr = FMPL_DCFA_UD_NRX,
-                 .max_send_sge = 1, .max_recv_sge = 1 } };
-    if (!(d->ud = ibv_create_qp(d->pd, &a)))
-        return fmpl_dcfa_error(d, errno, "ibv_create_qp (UD, connections)", -1);
+    struct ibv_qp_cap cap = { .max_send_wr = FMPL_DCFA_UD_NTX, .max_recv_wr = FMPL_DCFA_UD_NRX,
+                              .max_send_sge = 1, .max_recv_sge = 1 };
+    int e = fmpl_dcfa_qp_create(d, IBV_QPT_UD, 0, &cap, &d->ud);
+    if (e)
+        return fmpl_dcfa_error(d, e, "ibv_create_qp (UD, connections)", -1);
     struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
                              .qkey = QKEY };
-    int e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
+    e = fmpl_dcfa_qp_modify(d, &d->ud, &m,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
     if (!e) {
         m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTR };
-        e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE);
+        e = fmpl_dcfa_qp_modify(d, &d->ud, &m, IBV_QP_STATE);
     }
     if (!e) {
         m = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = 0 };
-        e = ibv_modify_qp(d->ud, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
+        e = fmpl_dcfa_qp_modify(d, &d->ud, &m, IBV_QP_STATE | IBV_QP_SQ_PSN);
     }
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp (UD, connections)", -1);
@@ -349,7 +348,7 @@ int fmpl_dcfa_conn_open(fmpl_dcfa_t *d)
     int rc = create_qp(d, -1);
     if (rc != FMPL_SUCCESS)
         return rc;
-    fmpl_dcfa_card_t card = { .ud_qpn = d->ud->qp_num, .lid = d->lid, .mtu = (uint8_t)d->mtu,
+    fmpl_dcfa_card_t card = { .ud_qpn = d->ud.num, .lid = d->lid, .mtu = (uint8_t)d->mtu,
                               .roce = (uint8_t)d->roce };
     memcpy(card.gid, d->gid.raw, 16);
     fmpl_boot_t *b = tl->boot;
@@ -361,15 +360,12 @@ int fmpl_dcfa_conn_open(fmpl_dcfa_t *d)
 void fmpl_dcfa_conn_close(fmpl_dcfa_t *d)
 {
     for (int r = 0; d->peer && r < d->tl->size; r++) {
-        if (d->peer[r].qp)
-            ibv_destroy_qp(d->peer[r].qp);
-        if (d->peer[r].ah)
-            ibv_destroy_ah(d->peer[r].ah);
+        fmpl_dcfa_qp_destroy(d, &d->peer[r].qp);
+        fmpl_dcfa_ah_destroy(d, &d->peer[r].ah);
     }
-    if (d->ud)
-        ibv_destroy_qp(d->ud);
+    fmpl_dcfa_qp_destroy(d, &d->ud);
     if (d->ud_mr)
-        ibv_dereg_mr(d->ud_mr);
+        fmpl_dcfa_dereg_mr(d, d->ud_mr);
     free(d->ud_buf);
     free(d->peer);
     free(d->by_qpn);

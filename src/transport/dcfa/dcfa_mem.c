@@ -43,10 +43,10 @@ int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
             0)
         return FMPL_ERR_NOMEM;
     memset(d->rx, 0, FMPL_DCFA_NRECV * sizeof *d->rx);
-    d->rx_mr = ibv_reg_mr(d->pd, d->rx, FMPL_DCFA_NRECV * sizeof *d->rx, IBV_ACCESS_LOCAL_WRITE);
+    d->rx_mr = fmpl_dcfa_reg_mr(d, d->rx, FMPL_DCFA_NRECV * sizeof *d->rx, IBV_ACCESS_LOCAL_WRITE);
     if (!d->rx_mr)
         return fmpl_dcfa_error(d, errno, "ibv_reg_mr (receive buffers)", -1);
-    d->bounce_mr = ibv_reg_mr(d->pd, d->bounce, (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE,
+    d->bounce_mr = fmpl_dcfa_reg_mr(d, d->bounce, (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE,
                               IBV_ACCESS_LOCAL_WRITE);
     if (!d->bounce_mr)
         return fmpl_dcfa_error(d, errno, "ibv_reg_mr (bounce slots)", -1);
@@ -71,7 +71,7 @@ void fmpl_dcfa_mem_close(fmpl_dcfa_t *d)
                       d->rstat.uncacheable);
     for (int i = 0; i < d->nreg; i++) {
         if (d->reg[i].mr)
-            ibv_dereg_mr(d->reg[i].mr);
+            fmpl_dcfa_dereg_mr(d, d->reg[i].mr);
         if (d->reg[i].allocated)
             free((void *)d->reg[i].base);
     }
@@ -81,9 +81,9 @@ void fmpl_dcfa_mem_close(fmpl_dcfa_t *d)
     d->reg = NULL;
     d->nreg = d->cap = 0;
     if (d->rx_mr)
-        ibv_dereg_mr(d->rx_mr);
+        fmpl_dcfa_dereg_mr(d, d->rx_mr);
     if (d->bounce_mr)
-        ibv_dereg_mr(d->bounce_mr);
+        fmpl_dcfa_dereg_mr(d, d->bounce_mr);
     free(d->rx);
     free(d->bounce);
 }
@@ -150,7 +150,7 @@ static void drop(fmpl_dcfa_t *d, int i)
         if (!r->stale && r->refs == 0)
             d->cache_bytes -= r->len;      /* it was counted as kept */
     }
-    ibv_dereg_mr(r->mr);
+    fmpl_dcfa_dereg_mr(d, r->mr);
     *r = (fmpl_dcfa_reg_t){ 0 };
 }
 
@@ -237,11 +237,11 @@ int fmpl_dcfa_reg_take(fmpl_dcfa_t *d, void *addr, size_t len, int *idx)
         base = a & ~(page - 1);
         end = (a + len + page - 1) & ~(page - 1);
     }
-    struct ibv_mr *mr = ibv_reg_mr(d->pd, (void *)base, end - base, ACCESS_ALL);
+    struct ibv_mr *mr = fmpl_dcfa_reg_mr(d, (void *)base, end - base, ACCESS_ALL);
     if (!mr && (errno == ENOMEM || errno == EAGAIN) && d->mon) {
         /* over the locked-memory limit, maybe through our cache */
         evict(d, 0);
-        mr = ibv_reg_mr(d->pd, (void *)base, end - base, ACCESS_ALL);
+        mr = fmpl_dcfa_reg_mr(d, (void *)base, end - base, ACCESS_ALL);
     }
     if (!mr)
         return fmpl_dcfa_error(d, errno, "ibv_reg_mr", -1);
@@ -301,7 +301,7 @@ void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len)
     if (posix_memalign(&p, 4096, len ? len : 1) != 0)
         return NULL;
     int i = slot(d);
-    struct ibv_mr *mr = i < 0 ? NULL : ibv_reg_mr(d->pd, p, len ? len : 1, ACCESS_ALL);
+    struct ibv_mr *mr = i < 0 ? NULL : fmpl_dcfa_reg_mr(d, p, len ? len : 1, ACCESS_ALL);
     if (!mr) {
         if (i >= 0)
             fmpl_dcfa_error(d, errno, "ibv_reg_mr (fmpl_alloc_mem)", -1);
@@ -318,7 +318,7 @@ int fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p)
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     for (int i = 0; i < d->nreg; i++)
         if (d->reg[i].mr && d->reg[i].allocated && d->reg[i].base == (uintptr_t)p) {
-            ibv_dereg_mr(d->reg[i].mr);
+            fmpl_dcfa_dereg_mr(d, d->reg[i].mr);
             free(p);
             d->reg[i] = (fmpl_dcfa_reg_t){ 0 };
             return FMPL_SUCCESS;

@@ -14,6 +14,7 @@
  *   FMPL_DCFA_RCACHE_MB=N      registered memory kept with no user, in
  *                              MiB (default 256; 0: no registration cache;
  *                              dcfa_mem.c)
+ *   FMPL_DCFA_AGENT=0|1        direct or split mode (dcfa_verbs.c)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -99,9 +100,7 @@ int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_o
     }
     wr->wr_id = (uint64_t)(uintptr_t)op;
     wr->send_flags |= IBV_SEND_SIGNALED;
-    wr->next = NULL;
-    struct ibv_send_wr *bad = NULL;
-    int e = ibv_post_send(d->peer[peer].qp, wr, &bad);
+    int e = fmpl_dcfa_qp_post(d, &d->peer[peer].qp, wr, NULL);
     if (e) {
         fmpl_dcfa_op_put(d, op);
         return fmpl_dcfa_error(d, e, "ibv_post_send", peer);
@@ -118,8 +117,7 @@ static int post_recv(fmpl_dcfa_t *d, int i)
                            .lkey = d->rx_mr->lkey };
     struct ibv_recv_wr wr = { .wr_id = FMPL_DCFA_RECV_TAG | (uint64_t)i, .sg_list = &sge,
                               .num_sge = 1 };
-    struct ibv_recv_wr *bad = NULL;
-    int e = ibv_post_srq_recv(d->srq, &wr, &bad);
+    int e = fmpl_dcfa_qp_recv(d, NULL, &wr);
     return e ? fmpl_dcfa_error(d, e, "ibv_post_srq_recv", -1) : FMPL_SUCCESS;
 }
 
@@ -127,8 +125,9 @@ static int progress_locked(fmpl_dcfa_t *d)
 {
     struct ibv_wc wc[16];
     int n = 0;
+    fmpl_dcfa_agent_check(d);
     for (;;) {
-        int got = ibv_poll_cq(d->cq, 16, wc);
+        int got = fmpl_dcfa_cq_poll(d, 16, wc);
         if (got < 0) {
             fmpl_dcfa_error(d, EIO, "ibv_poll_cq", -1);
             return n;
@@ -223,7 +222,7 @@ static int pick_gid(fmpl_dcfa_t *d, int tbl_len)
     return 0;
 }
 
-static int open_device(fmpl_dcfa_t *d)
+int fmpl_dcfa_open_device(fmpl_dcfa_t *d)
 {
     const char *want = getenv("FMPL_DCFA_DEVICE");
     int port = 0, gidx = -1;
@@ -325,24 +324,11 @@ static int dcfa_open(fmpl_tl_t *tl)
     /* CAS by message (mbox_msg.h): no device atomics needed */
     tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_SHARED_LINK;
 
-    int rc = open_device(d);
-    struct ibv_device_attr da;
-    if (rc == FMPL_SUCCESS && ibv_query_device(d->ctx, &da) != 0)
-        rc = fmpl_dcfa_error(d, errno ? errno : EIO, "ibv_query_device", -1);
-    if (rc == FMPL_SUCCESS && !(d->pd = ibv_alloc_pd(d->ctx)))
-        rc = fmpl_dcfa_error(d, errno, "ibv_alloc_pd", -1);
     /* every completion has a request: sends (NOPS at most), receives and
      * datagrams - not a number that grows with the job */
     int cqe = NOPS + FMPL_DCFA_NRECV + FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX + 64;
-    if (rc == FMPL_SUCCESS && cqe > da.max_cqe)
-        cqe = da.max_cqe;
-    if (rc == FMPL_SUCCESS && !(d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)))
-        rc = fmpl_dcfa_error(d, errno, "ibv_create_cq", -1);
-    if (rc == FMPL_SUCCESS) {
-        struct ibv_srq_init_attr sa = { .attr = { .max_wr = FMPL_DCFA_NRECV, .max_sge = 1 } };
-        if (!(d->srq = ibv_create_srq(d->pd, &sa)))
-            rc = fmpl_dcfa_error(d, errno, "ibv_create_srq", -1);
-    }
+    int rc = fmpl_dcfa_dev_open(d, cqe);
+    d->dev_opened = 1;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx);
     d->box.answer = d->box.request = fmpl_dcfa_box_send;
@@ -367,9 +353,6 @@ static int dcfa_open(fmpl_tl_t *tl)
     for (int i = 0; rc == FMPL_SUCCESS && i < FMPL_DCFA_NRECV; i++)
         rc = post_recv(d, i);
     if (rc == FMPL_SUCCESS) {
-        d->rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
-        if (!d->rd_atom)
-            d->rd_atom = 1;
         int secs = 60;
         if (env_int("FMPL_DCFA_CONNECT_TIMEOUT", 1, 86400, &secs) < 0)
             rc = FMPL_ERR_ARG;
@@ -386,10 +369,16 @@ static int dcfa_open(fmpl_tl_t *tl)
     char gid[40];
     snprintf(gid, sizeof gid, "%02x%02x:...:%02x%02x", d->gid.raw[0], d->gid.raw[1],
              d->gid.raw[14], d->gid.raw[15]);
-    fmpl_log_info("dcfa: direct mode (this process owns the verbs resources), device %s port "
-                  "%d, %s, GID %d (%s), MTU %d, %d ranks, queue pairs on first use, inline %u "
-                  "bytes",
-                  ibv_get_device_name(d->ctx->device), d->port, d->roce ? "RoCE" : "InfiniBand",
+    char mode[160];
+    if (d->split)
+        snprintf(mode, sizeof mode, "split mode (the host agent, pid %d, owns the device "
+                 "context; this process maps its queues)", d->agent_pid);
+    else
+        snprintf(mode, sizeof mode, "direct mode (this process owns the verbs resources: %s)",
+                 d->mode_why);
+    fmpl_log_info("dcfa: %s, device %s port %d, %s, GID %d (%s), MTU %d, %d ranks, queue "
+                  "pairs on first use, inline %u bytes",
+                  mode, d->devname, d->port, d->roce ? "RoCE" : "InfiniBand",
                   d->gid_index, gid, 128 << d->mtu, tl->size, d->max_inline);
     return FMPL_SUCCESS;
 }
@@ -401,7 +390,7 @@ static void dcfa_close(fmpl_tl_t *tl)
         return;
     fmpl_ticker_stop(&d->ticker);
     /* let what is in flight end before its memory goes */
-    if (d->peer && d->cq) {
+    if (d->peer && (d->cq || d->rcq.q)) {
         unsigned long spins = 0;
         int busy = 1;
         while (busy && spins < 100000) {
@@ -425,15 +414,9 @@ static void dcfa_close(fmpl_tl_t *tl)
                       d->cache_bytes >> 10, queues);
     }
     fmpl_dcfa_conn_close(d);
-    if (d->srq)
-        ibv_destroy_srq(d->srq);
-    if (d->cq)
-        ibv_destroy_cq(d->cq);
     fmpl_dcfa_mem_close(d);
-    if (d->pd)
-        ibv_dealloc_pd(d->pd);
-    if (d->ctx)
-        ibv_close_device(d->ctx);
+    if (d->dev_opened)
+        fmpl_dcfa_dev_close(d);
     fmpl_mmsg_close(&d->box);
     free(d->ops);
     if (d->locked_init)
