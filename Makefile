@@ -144,7 +144,7 @@ endif
 
 all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench help \
+.PHONY: all examples bench-build tests check deps install uninstall clean bench help faults \
         man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
@@ -367,6 +367,12 @@ check: deps
 	$(MAKE) all
 	./test/run_tests.sh
 
+# the fault matrix beyond make check's 50 trials: make faults TRIALS=500 SEED=2
+TRIALS ?= 500
+SEED   ?= 1
+faults: all
+	./test/fault_test.sh -n $(TRIALS) -s $(SEED)
+
 bench: deps
 	$(MAKE) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/run_local.sh
@@ -406,6 +412,7 @@ help:
 	@echo "  check          install missing Debian packages, build, run every test"
 	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
+	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
 	@echo "  deps           install the Debian packages the build and tests need"
 	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
 	@echo "                 PKGCONFIGDIR MANDIR), with pkg-config files fmpl, fmpl-blacs"

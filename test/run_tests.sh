@@ -39,6 +39,7 @@
 #      agent entering them, over libfabric's tcp provider and in the
 #      default mode, and a rank killed on one host.  Needs root: where the
 #      machine refuses namespaces the step FAILS (never skips);
+#      then the fault matrix (test/fault_test.sh, 50 trials);
 #      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
 #      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
 #      tasks under srun --mpi=pmix, ScaLAPACK on fmpl-blacs, MPI beside
@@ -411,6 +412,14 @@ for g in ofi default 3hosts kill; do
     fi
     run_step "multihost_$g" 600 bash test/multihost_test.sh "$g/"
 done
+
+# ---- 5b'. the fault matrix: a rank killed, stopped or gone without
+# fmpl_finalize at a random moment of p2p, collectives, halo, init and
+# finalize, on shm, ofi and routed; 50 seeded trials (test/fault_test.sh;
+# `make faults TRIALS=N` runs more)
+if [ -x test/progs/fault ] && selected fault_matrix "$@"; then
+    run_step fault_matrix 900 bash test/fault_test.sh -n 50 -s 1
+fi
 
 # ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------
 # test/slurm_test.sh starts munged, slurmctld and a slurmd per host itself

@@ -104,6 +104,8 @@ int fmpl_init(int count)
                              .nidx = fmpl_g.nidx, .boot = &fmpl_g.boot };
     rc = fmpl_tl_open(&fmpl_g.tl);
     if (rc != FMPL_SUCCESS) {
+        if (rc == FMPL_ERR_PEER)
+            fmpl_check_peer(-1);   /* name the rank the launcher knows dead */
         release_all();
         return rc;
     }
@@ -111,6 +113,8 @@ int fmpl_init(int count)
     rc = fmpl_comm_setup();
     fmpl_leave();
     if (rc != FMPL_SUCCESS) {
+        if (rc == FMPL_ERR_PEER)
+            fmpl_check_peer(-1);
         release_all();
         return rc;
     }
@@ -158,6 +162,8 @@ int fmpl_finalize(void)
         fmpl_g.tl.clock->finish(&fmpl_g.tl);
     /* Nobody may still need us once everybody has arrived here. */
     int frc = fmpl_g.boot.ops->fence(&fmpl_g.boot);
+    if (frc == FMPL_ERR_PEER)
+        fmpl_check_peer(-1);       /* the fence only says somebody is gone: who */
     if (rc == FMPL_SUCCESS)
         rc = frc;
     fmpl_spill_free();

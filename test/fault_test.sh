@@ -1,0 +1,127 @@
+#!/bin/bash
+# fault_test.sh - the fault matrix: a rank fails at a random moment inside
+# an activity, on a transport; every survivor must end soon with
+# FMPL_ERR_PEER, the launcher must fail, and nothing may be left behind.
+#
+#   test/fault_test.sh [-n TRIALS] [-s SEED] [-l SECONDS]
+#
+# Each trial draws, from SEED (default 1), one of
+#   fault      kill (SIGKILL), stop (SIGSTOP; FMPL_PEER_TIMEOUT=2), exit
+#              (_exit(0) without fmpl_finalize)
+#   activity   p2p (ring, blocking and not, 0 B-256 KiB), coll (barrier,
+#              bcast, allreduce, allgather, reduce), halo, init (inside
+#              fmpl_init or right after), finalize (the others in it)
+#   transport  shm; ofi (libfabric tcp); route (FMPL_TEST_RANKS_PER_HOST=2:
+#              shm inside a fake host, libfabric between)
+#   ranks      3 or 4; the moment: 20-400 ms into the activity
+# and runs test/progs/fault under bin/fmplrun.  It passes when
+#   - fmplrun exits non-zero, within 60 s;
+#   - every survivor printed FMPL_ERR_PEER, within SECONDS (default 5) of
+#     the victim's failure (its own timestamp);
+#   - for kill and exit, some survivor's message names the victim ("peer
+#     rank V"): a stopped rank is alive, and a survivor that times out
+#     names the rank it waited for, which may be another survivor;
+#   - no process of the job is left (every rank's pid is gone), and
+#     /dev/shm holds nothing it did not hold before.
+# Prints one line per failed trial and a summary: trials per fault and
+# transport, the slowest survivor, failures.  Exit status 1 if any failed.
+# `make faults TRIALS=N` runs it; `make check` runs 50 trials (seed 1).
+set -u
+TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+trials=50 seed=1 limit=5
+while [ $# -gt 0 ]; do
+    case $1 in
+        -n) trials=$2; shift 2 ;;
+        -s) seed=$2; shift 2 ;;
+        -l) limit=$2; shift 2 ;;
+        *) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+done
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fault_test.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+HAVE_OFI=$(pkg-config --libs libfabric 2>/dev/null)
+RANDOM=$seed
+faults=(kill stop exit)
+acts=(p2p coll halo init finalize)
+tls=(shm ofi route)
+pass=0 fail=0 worst=0
+declare -A count
+
+for i in $(seq 1 "$trials"); do
+    f=${faults[RANDOM % 3]}
+    a=${acts[RANDOM % 5]}
+    t=${tls[RANDOM % 3]}
+    np=$((3 + RANDOM % 2))
+    ms=$((20 + RANDOM % 381))
+    [ -z "$HAVE_OFI" ] && t=shm
+    envs=()
+    case $t in
+        ofi) envs+=(FMPL_TRANSPORT=ofi FI_PROVIDER=tcp) ;;
+        route) envs+=(FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp); np=4 ;;
+    esac
+    [ "$f" = stop ] && envs+=(FMPL_PEER_TIMEOUT=2)
+    name="#$i $f in $a on $t, $np ranks, at $ms ms"
+    ls -A /dev/shm > "$tmp/shm.before"
+    t0=$(date +%s%N)
+    env "${envs[@]}" timeout -k 5 60 "$TOP/bin/fmplrun" -n "$np" -t 50 \
+        "$TOP/test/progs/fault" -a "$a" -f "$f" -t "$ms" > "$tmp/out" 2>&1 </dev/null
+    st=$?
+    victim=$((np - 1))
+    why=""
+    fail_at=$(sed -n "s/^fault: rank $victim fails ($f) at \([0-9.]*\)$/\1/p" "$tmp/out")
+    if [ $st = 0 ]; then
+        why="fmplrun exited 0"
+    elif [ $st = 124 ] || [ $st = 137 ] && [ $(( ($(date +%s%N) - t0) / 1000000000 )) -ge 60 ]; then
+        why="the job hung (60 s)"
+    elif [ -z "$fail_at" ]; then
+        why="the victim never failed"
+    else
+        for r in $(seq 0 $((victim - 1))); do
+            at=$(sed -n "s/^fault: rank $r: FMPL_ERR_PEER from .* at \([0-9.]*\)$/\1/p" "$tmp/out")
+            if [ -z "$at" ]; then
+                why="rank $r did not end with FMPL_ERR_PEER"
+                break
+            fi
+            late=$(awk -v a="$at" -v b="$fail_at" 'BEGIN { printf "%.3f", a - b }')
+            if awk -v d="$late" -v l="$limit" 'BEGIN { exit !(d > l) }'; then
+                why="rank $r ended $late s after the failure (limit $limit s)"
+                break
+            fi
+            if awk -v d="$late" -v w="$worst" 'BEGIN { exit !(d > w) }'; then
+                worst=$late
+            fi
+        done
+        if [ -z "$why" ] && [ "$f" != stop ] && ! grep -q "peer rank $victim " "$tmp/out"; then
+            why="no survivor named rank $victim"
+        fi
+    fi
+    if [ -z "$why" ]; then
+        for p in $(sed -n 's/^fault: rank [0-9]* pid \([0-9]*\)$/\1/p' "$tmp/out"); do
+            if kill -0 "$p" 2>/dev/null; then
+                why="process $p of the job is still there"
+                break
+            fi
+        done
+    fi
+    if [ -z "$why" ]; then
+        ls -A /dev/shm > "$tmp/shm.after"
+        new=$(comm -13 <(sort "$tmp/shm.before") <(sort "$tmp/shm.after") | tr '\n' ' ')
+        [ -n "$new" ] && why="/dev/shm entries left: $new"
+    fi
+    count["$f $t"]=$(( ${count["$f $t"]:-0} + 1 ))
+    if [ -z "$why" ]; then
+        pass=$((pass + 1))
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name: $why (status $st)"
+        tail -n 15 "$tmp/out" | sed 's/^/  | /'
+    fi
+done
+summary=""
+for k in $(printf '%s\n' "${!count[@]}" | tr ' ' / | sort); do
+    summary="$summary $k=${count[${k/\// }]}"
+done
+echo "fault_test: trials by fault/transport:$summary"
+echo "fault_test: $trials trials (seed $seed): $pass passed, $fail failed;" \
+     "slowest survivor $worst s after the failure"
+[ $fail = 0 ]
