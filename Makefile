@@ -144,7 +144,7 @@ endif
 
 all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench help faults \
+.PHONY: all examples bench-build tests check deps install uninstall clean bench help faults soak \
         man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
@@ -373,6 +373,11 @@ SEED   ?= 1
 faults: all
 	./test/fault_test.sh -n $(TRIALS) -s $(SEED)
 
+# random traffic, every byte checked: make soak MINUTES=60
+MINUTES ?= 60
+soak: all
+	./test/soak_test.sh -m $(MINUTES) -s $(SEED)
+
 bench: deps
 	$(MAKE) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/run_local.sh
@@ -413,6 +418,7 @@ help:
 	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
+	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
 	@echo "  deps           install the Debian packages the build and tests need"
 	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
 	@echo "                 PKGCONFIGDIR MANDIR), with pkg-config files fmpl, fmpl-blacs"

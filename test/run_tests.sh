@@ -39,7 +39,8 @@
 #      agent entering them, over libfabric's tcp provider and in the
 #      default mode, and a rank killed on one host.  Needs root: where the
 #      machine refuses namespaces the step FAILS (never skips);
-#      then the fault matrix (test/fault_test.sh, 50 trials);
+#      then the fault matrix (test/fault_test.sh, 50 trials) and two
+#      minutes of soak (test/soak_test.sh);
 #      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
 #      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
 #      tasks under srun --mpi=pmix, ScaLAPACK on fmpl-blacs, MPI beside
@@ -419,6 +420,12 @@ done
 # `make faults TRIALS=N` runs more)
 if [ -x test/progs/fault ] && selected fault_matrix "$@"; then
     run_step fault_matrix 900 bash test/fault_test.sh -n 50 -s 1
+fi
+
+# ---- 5b''. soak: two minutes of random jobs, every byte checked
+# (test/soak_test.sh; `make soak MINUTES=N` runs longer)
+if selected soak_test "$@"; then
+    run_step soak_test 600 bash test/soak_test.sh -m 2 -s 1
 fi
 
 # ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------
