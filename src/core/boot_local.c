@@ -39,6 +39,7 @@ struct local_priv {
     /* Atomic only because a progress thread may ask dead_rank() while the
      * application thread is in a fence. */
     _Atomic long long next_probe;           /* time of the next pid probe */
+    long long peer_timeout_ns;              /* FMPL_PEER_TIMEOUT, 0: none */
     _Atomic int probe_rank;                 /* where it goes on */
 };
 
@@ -201,6 +202,8 @@ static int local_fence(fmpl_boot_t *b)
 
     /* gen cannot move before we arrive, so it names this fence. */
     gen = atomic_load_explicit(&c->fence_gen, memory_order_acquire);
+    /* who came (FMPL_PEER_TIMEOUT names who did not) */
+    atomic_store_explicit(&fmpl_ctl_rank(c, b->rank)->fence_seen, gen + 1, memory_order_relaxed);
     if (atomic_fetch_add_explicit(&c->fence_count, 1, memory_order_acq_rel) + 1 ==
         (uint32_t)b->size) {
         /* Nobody arrives at the next fence before seeing the new gen. */
@@ -230,6 +233,19 @@ static int local_fence(fmpl_boot_t *b)
             if (local_dead_rank(b) >= 0)
                 return FMPL_ERR_PEER;
             next_check = t + CHECK_NS;
+            /* a rank that is alive but does not come (stopped, or stuck
+             * outside FMPL) is waited for FMPL_PEER_TIMEOUT, as in every
+             * other wait */
+            if (p->peer_timeout_ns > 0 && t - start > p->peer_timeout_ns) {
+                int r = 0;
+                while (r < b->size &&
+                       atomic_load(&fmpl_ctl_rank(c, r)->fence_seen) == gen + 1)
+                    r++;
+                fprintf(stderr, "fmpl: rank %d: waited %.0f s for rank %d in the job's fence "
+                        "(FMPL_PEER_TIMEOUT): giving up\n", b->rank,
+                        (double)p->peer_timeout_ns * 1e-9, r < b->size ? r : -1);
+                return FMPL_ERR_PEER;
+            }
         }
         if (t - start < YIELD_NS) {
             sched_yield();
@@ -348,6 +364,8 @@ int fmpl_boot_local_open(fmpl_boot_t *b)
     }
     p->ctl = c;
     p->bytes = (size_t)st.st_size;
+    const char *pt = getenv("FMPL_PEER_TIMEOUT");
+    p->peer_timeout_ns = pt && atof(pt) > 0 ? (long long)(atof(pt) * 1e9) : 0;
     /* Our own children must not join the job by accident. */
     fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 

@@ -36,7 +36,7 @@
 #define FMPL_ENV_CTL_FD "FMPL_CTL_FD"   /* fd of the control memory */
 
 #define FMPL_CTL_MAGIC    0x314c54434c504d46ULL  /* "FMPLCTL1", little-endian */
-#define FMPL_CTL_VERSION  1u
+#define FMPL_CTL_VERSION  2u
 #define FMPL_CTL_MAX_SIZE 4096                  /* largest job fmplrun starts */
 #define FMPL_CTL_NKEYS    16                    /* modex entries per rank */
 #define FMPL_CTL_KEY_MAX  32                    /* key bytes, NUL included */
@@ -79,6 +79,7 @@ struct fmpl_ctl_rank {
     alignas(FMPL_CTL_LINE) _Atomic int pid;
     _Atomic int state;                 /* FMPL_CTL_* */
     _Atomic int status;                /* exit code, or 128 + signal */
+    _Atomic uint32_t fence_seen;       /* the fence generation it came to, + 1 */
 };
 
 /* A modex entry, written only by its rank: key, len and val first, then
