@@ -19,8 +19,9 @@
 #   - every survivor printed FMPL_ERR_PEER, within SECONDS (default 5) of
 #     the victim's failure (its own timestamp);
 #   - for kill and exit, some survivor's message names the victim ("peer
-#     rank V"): a stopped rank is alive, and a survivor that times out
-#     names the rank it waited for, which may be another survivor;
+#     rank V died ..." from the launcher's word, or a transport's "rank V
+#     (pid P) is gone"): a stopped rank is alive, and a survivor that times
+#     out names the rank it waited for, which may be another survivor;
 #   - no process of the job is left (every rank's pid is gone), and
 #     /dev/shm holds nothing it did not hold before.
 # Prints one line per failed trial and a summary: trials per fault and
@@ -91,7 +92,10 @@ for i in $(seq 1 "$trials"); do
                 worst=$late
             fi
         done
-        if [ -z "$why" ] && [ "$f" != stop ] && ! grep -q "peer rank $victim " "$tmp/out"; then
+        # named by the launcher's word (peer rank V died or left ...) or
+        # by a transport that saw it go (shm: rank V (pid P) is gone)
+        if [ -z "$why" ] && [ "$f" != stop ] &&
+           ! grep -qE "^fmpl: rank [0-9]+: (peer rank $victim |rank $victim \(pid)" "$tmp/out"; then
             why="no survivor named rank $victim"
         fi
     fi
