@@ -61,6 +61,19 @@ trap 'rm -rf "$tmp"' EXIT
 export FMPL_TRANSPORT=dcfa
 pass=0 fail=0
 
+# report NAME SECS WHY: one PASS line when WHY is empty, else a FAIL line
+# with the tail of the output
+report() {
+    if [ -z "$3" ]; then
+        echo "PASS $1 ($2 s)"
+        pass=$((pass + 1))
+    else
+        echo "FAIL $1: $3 ($2 s); output:"
+        tail -n 25 "$tmp/out" | sed 's/^/  | /'
+        fail=$((fail + 1))
+    fi
+}
+
 # job NAME EXPECT NP [ENV=VAL...] -- PROG ARGS.  EXPECT: "ok" (status 0
 # and, for a test worker, its "OK" line), "ok:PATTERN" (status 0 and the
 # extended regular expression PATTERN in the output), "all:PATTERN" (status
@@ -90,14 +103,9 @@ job() {
         fail:*) [ $st != 0 ] && [ $st != 124 ] && grep -qE -- "${expect#fail:}" "$tmp/out" &&
             ok=1 ;;
     esac
-    if [ $ok = 1 ]; then
-        echo "PASS $name (${secs} s)"
-        pass=$((pass + 1))
-    else
-        echo "FAIL $name: exit status $st (${secs} s), expected ${expect}; output:"
-        tail -n 25 "$tmp/out" | sed 's/^/  | /'
-        fail=$((fail + 1))
-    fi
+    local why=""
+    [ $ok = 1 ] || why="exit status $st, expected ${expect}"
+    report "$name" "$secs" "$why"
 }
 
 job "pingpong 2" ok 2 -- "$progs/pingpong" -m 1M
@@ -181,25 +189,13 @@ elif [ $st = 0 ] || [ $st = 124 ]; then
 elif ! grep -qE "the host agent \\(pid $victim\\).*died" "$tmp/out"; then
     why="no rank named the dead agent (pid $victim)"
 fi
-if [ -z "$why" ]; then
-    echo "PASS agent killed: the job failed naming it (status $st, ${secs} s)"
-    pass=$((pass + 1))
-else
-    echo "FAIL agent killed: $why (${secs} s); output:"
-    tail -n 25 "$tmp/out" | sed 's/^/  | /'
-    fail=$((fail + 1))
-fi
+report "agent killed: the job fails naming it (status $st)" "$secs" "$why"
 
 # ---- nothing left: every agent ended with its job ------------------------
 sleep 1
 left=$(agents)
-if [ -z "$left" ]; then
-    echo "PASS no agent left behind"
-    pass=$((pass + 1))
-else
-    echo "FAIL agents left behind: $left"
-    fail=$((fail + 1))
-fi
+: >"$tmp/out"
+report "no agent left behind" 1 "${left:+agents left behind: $left}"
 
 echo "dcfa_test: $pass passed, $fail failed"
 if [ $fail != 0 ]; then
