@@ -3,13 +3,16 @@
 # verbs: soft-RoCE devices in a qemu guest (test/rxe_run.sh), since this
 # machine's kernel has no RDMA.
 #
-#   test/dcfa_test.sh            from any directory, after `make`
+#   test/dcfa_test.sh [-g 1|2]   from any directory, after `make`
 #
-# One guest boot runs every job below (rxe_run.sh -c; the boot is most of
+# Two boots of the test bed: one guest (fmplrun's jobs over rxe0 and rxe1
+# on a veth pair), then two guests joined by qemu's link (mpirun's jobs,
+# ranks alternating between the guests); -g runs only one of them.  One
+# boot runs every job of its part (rxe_run.sh -c; the boot is most of
 # a short job's time under qemu's software emulation, which also makes
 # everything 5-10x slower than native: the jobs are the suites' workers
 # with short loops).  Each job must exit 0 and print its OK line, except
-# where a failure is what is tested:
+# where a failure is what is tested.  One guest:
 #   point to point  pingpong (sizes to 1 MiB, fmpl_alloc_mem buffers,
 #                   irecv), random traffic, early sends, spilled sends,
 #                   synchronous sends, cancel (CAS by request: a rank in
@@ -40,6 +43,19 @@
 #                   FMPL_DCFA_DEVICE naming no device, FMPL_DCFA_PORT no
 #                   active port: fmpl_init fails with the reason
 #   direct mode     FMPL_VERBOSE=1 says the process owns its resources
+# Two guests (mpirun --map-by node: every pair of neighbouring ranks
+# crosses the link; FMPL bootstraps through PMIx):
+#   placement       hosts: 2 ranks a guest, 2 hosts, dcfa, every pair's
+#                   data intact; one agent a guest (FMPL_VERBOSE)
+#   point to point  pingpong (to 1 MiB, and fmpl_alloc_mem buffers), random
+#                   traffic among 4, cancel
+#   collectives     coll_ops on WORLD (-E: the guests share no /tmp for its
+#                   barrier epochs), coll_halo 2-D
+#   BLACS           examples/pdgesv (ScaLAPACK) on a 2x2 grid
+#   faults          a rank on guest 2 killed: mpirun ends the job, naming
+#                   it (under PMIx the runtime, not FMPL, ends a job whose
+#                   rank died: boot_pmix.c), and neither guest keeps a
+#                   rank or an agent
 # Prints one line per job and "dcfa_test: PASS" or "dcfa_test: FAIL (...)";
 # the exit status is non-zero on any failure, and 125 when the test bed
 # itself could not run (rxe_run.sh's: no qemu, no guest kernel - said, never
@@ -48,8 +64,28 @@ set -u
 
 if [ "${1:-}" != --in-guest ]; then
     top=$(cd "$(dirname "$0")/.." && pwd)
-    exec "$top/test/rxe_run.sh" -t "${DCFA_TEST_SECONDS:-1500}" -c "$top/test/dcfa_test.sh" \
-        --in-guest
+    parts="1 2"
+    case ${1:-} in
+        "") ;;
+        -g) case ${2:-} in 1 | 2) parts=$2 ;; *) echo "usage: dcfa_test.sh [-g 1|2]" >&2; exit 2 ;; esac ;;
+        *) echo "usage: dcfa_test.sh [-g 1|2]" >&2; exit 2 ;;
+    esac
+    # the worst status of the parts: 125 (a test bed that could not run)
+    # above a failure
+    worst=0
+    for g in $parts; do
+        echo "dcfa_test: $g guest(s)"
+        "$top/test/rxe_run.sh" -g "$g" -t "${DCFA_TEST_SECONDS:-1500}" \
+            -c "$top/test/dcfa_test.sh" --in-guest
+        st=$?
+        if [ $st = 125 ] || { [ $st != 0 ] && [ $worst = 0 ]; }; then worst=$st; fi
+    done
+    if [ $worst != 0 ]; then
+        echo "dcfa_test: FAIL (status $worst)"
+    else
+        echo "dcfa_test: PASS (guests: $parts)"
+    fi
+    exit $worst
 fi
 
 # ---- in the guest ---------------------------------------------------------
@@ -88,7 +124,7 @@ job() {
     shift
     local t0 t1 st
     t0=$(date +%s%N)
-    env "${envs[@]}" timeout -k 10 300 "$run" -n "$np" -t 240 "$@" >"$tmp/out" 2>&1 </dev/null
+    env "${envs[@]}" timeout -k 10 300 "${launch[@]}" "$np" "$@" >"$tmp/out" 2>&1 </dev/null
     st=$?
     t1=$(date +%s%N)
     local secs=$(( (t1 - t0) / 1000000000 ))
@@ -107,6 +143,45 @@ job() {
     [ $ok = 1 ] || why="exit status $st, expected ${expect}"
     report "$name" "$secs" "$why"
 }
+
+# fmplrun on one guest; mpirun with ranks alternating between two
+if [ "${RXE_GUESTS:-1}" = 2 ]; then
+    # shellcheck disable=SC2206  # RXE_MPIRUN is a command line
+    launch=($RXE_MPIRUN --map-by node -n)
+else
+    launch=("$run" -t 240 -n)
+fi
+agents() { ps -e -o pid=,comm= | awk '$2 == "fmpl-dcfa-agent" { print $1 }'; }
+
+if [ "${RXE_GUESTS:-1}" = 2 ]; then
+    job "2 guests: hosts 4 (2 a guest)" ok 4 -- "$progs/hosts" -H 2 -m 256K
+    job "2 guests: one agent a guest" \
+        "all:dcfa: split mode \\(the host agent, pid [0-9]+, owns the device context" \
+        2 FMPL_VERBOSE=1 -- "$progs/pingpong" -m 4K
+    job "2 guests: pingpong 2" ok 2 -- "$progs/pingpong" -m 1M
+    job "2 guests: pingpong 2 alloc irecv" ok 2 -- "$progs/pingpong" -a -i -m 256K
+    job "2 guests: random 4" ok 4 -- "$progs/random" -s 5
+    job "2 guests: cancel 2" ok 2 -- "$progs/cancel"
+    job "2 guests: coll_ops 4" ok 4 -- "$progs/coll_ops" -E -c w -A 4K -R 30
+    job "2 guests: coll_halo 4 2-D" ok 4 -- "$progs/coll_halo" -g 2x2 -e 8 -w 2 -m -i 10
+    job "2 guests: pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
+    # rank 3 (on guest 2) kills itself while the others wait on it
+    job "2 guests: kill 4, rank 3 on guest 2" "fail:rank 3 with PID [0-9]+ on node 169\\.254\\.79\\.2 exited on signal 9" \
+        4 -- "$progs/kill" -w recv
+    # nothing left on either guest: no rank, no agent (a second for the
+    # agent, which ends once its last rank has)
+    sleep 1
+    : >"$tmp/out"
+    left=$(ps -e -o pid=,comm= | awk '$2 ~ /^(kill|fmpl-dcfa-agent|orted)$/')
+    left2=$("$top/test/rxe_guest.sh" --rsh 169.254.79.2 ps -e -o pid=,comm= 2>&1 |
+        awk '$2 ~ /^(kill|fmpl-dcfa-agent|orted)$/ || /cannot reach/')
+    report "2 guests: nothing left on either guest" 1 \
+        "${left:+guest 1 has: $left }${left2:+guest 2 has: $left2}"
+    echo "dcfa_test: $pass passed, $fail failed"
+    [ $fail = 0 ] || { echo "dcfa_test: FAIL ($fail jobs)"; exit 1; }
+    echo "dcfa_test: PASS"
+    exit 0
+fi
 
 job "pingpong 2" ok 2 -- "$progs/pingpong" -m 1M
 job "pingpong 2 alloc irecv" ok 2 -- "$progs/pingpong" -a -i -m 4M
@@ -165,7 +240,6 @@ job "direct: coll_ops 3" ok 3 $D -- "$progs/coll_ops" -A 64K
 job "direct: kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 $D -- "$progs/kill" -w recv
 
 # ---- the agent killed mid-job: the ranks end the job, naming it ----------
-agents() { ps -e -o pid=,comm= | awk '$2 == "fmpl-dcfa-agent" { print $1 }'; }
 t0=$(date +%s%N)
 timeout -k 10 300 "$run" -n 3 -t 240 "$progs/random" -s 3 -R 100000 >"$tmp/out" 2>&1 \
     </dev/null &

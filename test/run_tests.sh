@@ -13,7 +13,7 @@
 #      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
 #      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
 #      model (check_errors too) and without; and over real InfiniBand
-#      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in a qemu guest:
+#      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in one and two qemu guests:
 #      test/dcfa_test.sh);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
 #      if built, both through the module `use fmpl`; fortran_include (-n 2)
@@ -264,9 +264,10 @@ for t in check_p2p check_coll check_blacs; do
 done
 
 # ---- 1f. ... and on real InfiniBand verbs ---------------------------------
-# FMPL_TRANSPORT=dcfa on soft-RoCE devices in a qemu guest (this machine's
+# FMPL_TRANSPORT=dcfa on soft-RoCE devices in qemu guests (this machine's
 # kernel has no RDMA): point-to-point, collective, halo, BLACS and
-# ScaLAPACK jobs, a killed rank, bad device settings, in one boot.  Where
+# ScaLAPACK jobs, a killed rank, bad device settings, in one boot of one
+# guest; then jobs across two guests (mpirun, PMIx) in a second.  Where
 # qemu or the guest kernel cannot run here the step FAILS (never skips).
 if [ -x bin/fmplrun ] && selected dcfa_test "$@"; then
     if nm -D lib/libfmpl.so 2>/dev/null | grep -q " U ibv_"; then

@@ -4,15 +4,20 @@
 # no RDMA at all, so this is how the verbs transport (FMPL_TRANSPORT=dcfa) is
 # tested here and in CI.
 #
-#   test/rxe_run.sh [-t SECONDS] [-v] -n N PROG [ARGS...]
-#   test/rxe_run.sh [-t SECONDS] [-v] -c CMD [ARGS...]
+#   test/rxe_run.sh [-g GUESTS] [-t SECONDS] [-v] -n N PROG [ARGS...]
+#   test/rxe_run.sh [-g GUESTS] [-t SECONDS] [-v] -c CMD [ARGS...]
 #   test/rxe_run.sh -h
 #
 # -c runs CMD itself instead of a job (a script that starts several jobs
 # with bin/fmplrun: one boot for all of them - the boot is most of a
 # short job's time here).
-# Runs `bin/fmplrun -n N -- PROG ARGS...` (the fmplrun of the tree this
-# script lives in) in the caller's current directory inside the guest, under
+# With one guest (-g 1, the default) runs `bin/fmplrun -n N -- PROG
+# ARGS...` (the fmplrun of the tree this script lives in); with two (-g 2)
+# `mpirun --map-by node -n N PROG ARGS...` over both guests, so that ranks
+# 0, 2, 4... run on guest 1 and 1, 3, 5... on guest 2 and every pair of
+# neighbours crosses the link: FMPL bootstraps through PMIx there, as on a
+# cluster.  Either runs in the caller's current directory inside guest 1,
+# under
 # timeout(1) SECONDS (default 240), with standard input /dev/null.  The job's
 # standard output and error are files in the run's work folder, printed on
 # this script's standard output and error once the guest has stopped (so
@@ -34,16 +39,26 @@
 #   2               usage error (ours; fmplrun's own usage error is a job
 #                   status 2 as well)
 #
-# The guest: Debian's own kernel (linux-image-amd64's) under qemu's software
+# The guests: Debian's own kernel (linux-image-amd64's) under qemu's software
 # emulation, TCG - 5-10x slower than native; the host's KVM cannot run that
 # kernel, so never -enable-kvm - booted with a small busybox initramfs whose
 # /init mounts the host's / read-only over 9p and runs test/rxe_guest.sh
 # chrooted into it.  So the job runs the host's binaries and libraries at
-# their host paths, and nothing needs copying into the guest.  There:
+# their host paths, and nothing needs copying into the guest.  One guest:
 #   veth0 <-> veth1   a veth pair; veth0 has 169.254.78.1/24 (exists only in
 #                     the guest: the guest has no other network at all)
 #   rxe0, rxe1        soft-RoCE devices on veth0 and veth1 (ibv_devices must
 #                     list both, or the run fails with 125)
+# Two guests, named fmpl-rxe-g1 and fmpl-rxe-g2:
+#   eth0              a virtio NIC on a qemu UDP socket link between the two
+#                     qemus (127.0.0.1, the only traffic on the host), with
+#                     169.254.79.1/24 and .2/24: nothing else is on that wire
+#   rxe0              a soft-RoCE device on it in each guest
+#   remote shell      guest 2 serves the command lines mpirun's remote agent
+#                     (test/rxe_guest.sh --rsh) sends on TCP port 7070; a -c
+#                     script finds the mpirun that uses it in $RXE_MPIRUN
+#                     (with --host for both guests: add -n and --map-by)
+#   RXE_GUESTS        the number of guests, in the job's environment
 #   /tmp, /var/tmp    the host's (CI clones the project under /tmp), each
 #                     exported as a 9p share of its own and made writable by
 #                     an overlay whose writes stay in the guest
@@ -53,7 +68,7 @@
 #                     Cached as a local disk would be (9p cache=loose): a
 #                     file the host changes during the run may be seen stale
 # The job's environment is only PATH and the caller's FMPL_*, FI_* and
-# OMPI_* variables, plus HOME=/run/home and FMPL_TRANSPORT=dcfa unless the
+# OMPI_* variables (on guest 2: FMPL_* and FI_*, passed by mpirun -x), plus HOME=/run/home and FMPL_TRANSPORT=dcfa unless the
 # caller set FMPL_TRANSPORT.
 #
 # Needs root (apt-get, and 9p reading any file of /).  Missing Debian
@@ -80,9 +95,9 @@ PACKAGES="qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils
 # kernel may lack or have built in.  crc32_generic and crc32_pclmul must be
 # in before rdma_rxe: it asks the crypto API for crc32, which nothing
 # would load on demand in this guest.
-MODULES="virtio_pci 9pnet_virtio 9p overlay veth crc32_generic? crc32_pclmul?
+MODULES="virtio_pci virtio_net 9pnet_virtio 9p overlay veth crc32_generic? crc32_pclmul?
          rdma_rxe ib_uverbs rdma_ucm?"
-GUEST_MEM=2048          # MiB: the job, its /dev/shm and the overlays
+GUEST_MEM=2048          # MiB a guest: the job, its /dev/shm and the overlays
 GUEST_CPUS=2            # the machine has 2 cores; TCG runs one thread each
 # qemu's own limit is SECONDS plus this: boot and set-up take 10-15 s on an
 # idle machine, several times that on a loaded one.  Past it the guest is
@@ -90,26 +105,30 @@ GUEST_CPUS=2            # the machine has 2 cores; TCG runs one thread each
 BOOT_ALLOWANCE=${FMPL_RXE_BOOT:-300}
 
 secs=240
+guests=1
 verbose=0
 nprocs=""
 command_mode=0
 W=""                    # the run's work folder, shared with the guest
-QPID=""                 # timeout(1) running qemu
-TPID=""                 # the -v console follower
+QPIDS=()                # timeout(1) running each guest's qemu
+TPIDS=()                # the -v console followers
 
 say() { echo "rxe_run: $*" >&2; }
 
 usage() {
     cat <<'EOF'
-Usage: test/rxe_run.sh [-t SECONDS] [-v] -n N PROG [ARGS...]
-       test/rxe_run.sh [-t SECONDS] [-v] -c CMD [ARGS...]
+Usage: test/rxe_run.sh [-g GUESTS] [-t SECONDS] [-v] -n N PROG [ARGS...]
+       test/rxe_run.sh [-g GUESTS] [-t SECONDS] [-v] -c CMD [ARGS...]
 Run `bin/fmplrun -n N PROG ARGS...` inside a qemu guest with soft-RoCE
 InfiniBand verbs devices (rxe0, rxe1), from the current directory, and
-print the job's output.
+print the job's output.  With -g 2, run it as `mpirun --map-by node -n N`
+over two guests joined by a qemu link, each with its rxe0.
 
-  -n N        number of processes (fmplrun -n)
+  -g GUESTS   1 (default) or 2
+  -n N        number of processes
   -c          run CMD ARGS... as it is, not through fmplrun (a script of
-              several jobs: one boot for all)
+              several jobs: one boot for all; with -g 2, $RXE_MPIRUN is
+              the mpirun for both guests)
   -t SECONDS  kill the job after SECONDS (default 240; status 124)
   -v          show package installs, cache build and the guest console
   -h          print this help
@@ -123,14 +142,15 @@ EOF
 
 bad_usage() {
     say "$*"
-    echo "usage: test/rxe_run.sh [-t SECONDS] [-v] {-n N PROG | -c CMD} [ARGS...]  (-h: help)" >&2
+    echo "usage: test/rxe_run.sh [-g GUESTS] [-t SECONDS] [-v] {-n N PROG | -c CMD} [ARGS...]  (-h: help)" >&2
     exit 2
 }
 
-# The guest console without the terminal escapes and firmware chatter.
+# console_text G: guest G's console without the terminal escapes and
+# firmware chatter.
 console_text() {
-    [ -f "$W/console.log" ] || return 0
-    tr -d '\r' <"$W/console.log" |
+    [ -f "$W/console.$1.log" ] || return 0
+    tr -d '\r' <"$W/console.$1.log" |
         sed -e 's/\x1b\[[0-9;?]*[A-Za-z]//g' -e 's/\x1bc//g' |
         grep -v -e '^$' -e 'SeaBIOS' -e '^Booting from' -e '^iPXE'
 }
@@ -143,14 +163,17 @@ bed_failed() {
         say "last lines of the set-up log:"
         tail -n 20 "$W/setup.log" | sed 's/^/  | /' >&2
     fi
-    if [ -s "$W/qemu.log" ]; then
-        say "qemu said:"
-        tail -n 20 "$W/qemu.log" | sed 's/^/  | /' >&2
-    fi
-    if [ -s "$W/console.log" ] && [ "$verbose" = 0 ]; then
-        say "last lines of the guest console:"
-        console_text | tail -n 40 | sed 's/^/  | /' >&2
-    fi
+    local g
+    for g in $(seq "$guests"); do
+        if [ -s "$W/qemu.$g.log" ]; then
+            say "qemu of guest $g said:"
+            tail -n 20 "$W/qemu.$g.log" | sed 's/^/  | /' >&2
+        fi
+        if [ -s "$W/console.$g.log" ] && [ "$verbose" = 0 ]; then
+            say "last lines of guest $g's console:"
+            console_text "$g" | tail -n 40 | sed 's/^/  | /' >&2
+        fi
+    done
     say "the job did not run to an exit status: exit 125"
     exit 125
 }
@@ -159,8 +182,9 @@ bed_failed() {
 cleanup() {
     # timeout(1) passes the TERM on to qemu and waits for it: qemu is gone
     # (and writes nothing more into the work folder) once this returns.
-    if [ -n "$QPID" ]; then kill "$QPID" 2>/dev/null; wait "$QPID" 2>/dev/null; fi
-    if [ -n "$TPID" ]; then kill "$TPID" 2>/dev/null; wait "$TPID" 2>/dev/null; fi
+    local p
+    for p in "${QPIDS[@]}" "${TPIDS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${QPIDS[@]}" "${TPIDS[@]}"; do wait "$p" 2>/dev/null; done
     if [ -n "$W" ]; then rm -rf -- "$W"; fi
 }
 
@@ -332,8 +356,9 @@ EOF
 }
 
 # ---------------------------------------------------------------- arguments
-while getopts ":t:vn:ch" opt; do
+while getopts ":g:t:vn:ch" opt; do
     case $opt in
+        g) guests=$OPTARG ;;
         t) secs=$OPTARG ;;
         v) verbose=1 ;;
         c) command_mode=1 ;;
@@ -344,6 +369,7 @@ while getopts ":t:vn:ch" opt; do
     esac
 done
 shift $((OPTIND - 1))
+[[ $guests =~ ^[12]$ ]] || bad_usage "-g wants 1 or 2 guests, not '$guests'"
 [[ $secs =~ ^[1-9][0-9]{0,6}$ ]] || bad_usage "-t wants a whole number of seconds > 0, not '$secs'"
 if [ $command_mode = 1 ]; then
     [ -z "$nprocs" ] || bad_usage "-c and -n do not go together"
@@ -400,11 +426,15 @@ exec 9>&-
     echo "# written by test/rxe_run.sh: the job for test/rxe_guest.sh"
     printf 'RXE_CWD=%q\n' "$cwd"
     printf 'RXE_TIMEOUT=%q\n' "$secs"
+    # how long guest 1 waits for the others to come up after itself
+    printf 'RXE_PEER_WAIT=%q\n' "$BOOT_ALLOWANCE"
     printf 'RXE_CMD=('
     if [ $command_mode = 1 ]; then
         printf ' %q' "$@"
-    else
+    elif [ "$guests" = 1 ]; then
         printf ' %q' "$FMPLRUN" -n "$nprocs" -- "$@"
+    else
+        printf ' %q' /bin/bash "$GUEST_SCRIPT" --mpirun --map-by node -n "$nprocs" "$@"
     fi
     printf ' )\nRXE_ENV=('
     for v in $(compgen -e); do
@@ -427,43 +457,85 @@ mapfile -t shares < <(share hostroot / ro; share hosttmp /tmp ro
     share hostvartmp /var/tmp ro; share work "$W")
 
 qlimit=$((secs + BOOT_ALLOWANCE))
+# Two guests: a UDP socket link, each qemu sending to the other's port on
+# 127.0.0.1 (the notes' lesson: qemu's TCP link makes RDMA crawl).  Ports
+# from the ephemeral range, picked at random; a port taken makes qemu fail
+# at once, which the loop below tells from a guest that booted.
+link=()
+if [ "$guests" = 2 ]; then
+    port1=$((40000 + RANDOM % 20000))
+    port2=$((port1 + 1))
+fi
 t0=${EPOCHREALTIME/[.,]/}     # microseconds, whatever the locale's decimal point
 # -nodefaults: no VGA, NIC, parallel port or monitor, only what is listed;
 # the console goes to a file (never the caller's terminal, which qemu would
 # put in raw mode).  panic=-1 with -no-reboot: a kernel panic ends qemu.
-timeout -k 10 "$qlimit" qemu-system-x86_64 -nodefaults -no-user-config \
-    -display none -accel tcg,thread=multi -cpu max \
-    -m "$GUEST_MEM" -smp "$GUEST_CPUS" -no-reboot \
-    -kernel "$W/vmlinuz" -initrd "$W/initrd.gz" \
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off fmpl_rxe" \
-    -serial "file:$W/console.log" "${shares[@]}" \
-    </dev/null >"$W/qemu.log" 2>&1 &
-QPID=$!
-if [ "$verbose" = 1 ]; then
-    tail -n +1 -F --pid="$QPID" "$W/console.log" 2>/dev/null | tr -d '\r' >&2 &
-    TPID=$!
-fi
+for g in $(seq "$guests"); do
+    if [ "$guests" = 2 ]; then
+        me=$port1 peer=$port2
+        [ "$g" = 2 ] && me=$port2 peer=$port1
+        link=(-netdev "socket,id=n0,udp=127.0.0.1:$peer,localaddr=127.0.0.1:$me"
+            -device "virtio-net-pci,netdev=n0,mac=52:54:00:4f:00:0$g,romfile=")
+    fi
+    timeout -k 10 "$qlimit" qemu-system-x86_64 -nodefaults -no-user-config \
+        -display none -accel tcg,thread=multi -cpu max \
+        -m "$GUEST_MEM" -smp "$GUEST_CPUS" -no-reboot \
+        -kernel "$W/vmlinuz" -initrd "$W/initrd.gz" \
+        -append "console=ttyS0 quiet loglevel=3 panic=-1 mitigations=off fmpl_rxe fmpl_rxe_guest=$g fmpl_rxe_guests=$guests" \
+        -serial "file:$W/console.$g.log" "${shares[@]}" "${link[@]}" \
+        </dev/null >"$W/qemu.$g.log" 2>&1 &
+    QPIDS+=($!)
+    if [ "$verbose" = 1 ]; then
+        tail -n +1 -F --pid="$!" "$W/console.$g.log" 2>/dev/null | tr -d '\r' | sed "s/^/[g$g] /" >&2 &
+        TPIDS+=($!)
+    fi
+done
 
-up=0
-guest_up() {
-    [ "$up" = 0 ] && [ -s "$W/ready" ] || return 0
-    up=1
-    local ds=$(((ready_at - t0) / 100000))
-    say "guest up in $((ds / 10)).$((ds % 10)) s, devices $(cat "$W/ready")"
+declare -A up=()
+guests_up() {
+    local g ds
+    for g in $(seq "$guests"); do
+        [ -z "${up[$g]:-}" ] && [ -s "$W/ready.$g" ] || continue
+        up[$g]=1
+        ds=$(((ready_at - t0) / 100000))
+        if [ "$guests" = 1 ]; then
+            say "guest up in $((ds / 10)).$((ds % 10)) s, devices $(cat "$W/ready.$g")"
+        else
+            say "guest $g up in $((ds / 10)).$((ds % 10)) s, devices $(cat "$W/ready.$g")"
+        fi
+    done
 }
-while kill -0 "$QPID" 2>/dev/null; do
+# Until every qemu has ended.  Guest 2 powers off once guest 1 has left a
+# status or bedfail; if guest 1's qemu is gone without either, guest 2
+# would wait for nothing: it is stopped 30 s later.
+alone_since=""
+while :; do
     ready_at=${EPOCHREALTIME/[.,]/}
-    guest_up
+    guests_up
+    alive=0
+    for p in "${QPIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+    [ "$alive" = 0 ] && break
+    if [ "$guests" = 2 ] && ! kill -0 "${QPIDS[0]}" 2>/dev/null; then
+        [ -n "$alone_since" ] || alone_since=$SECONDS
+        if [ $((SECONDS - alone_since)) -ge 30 ]; then
+            kill "${QPIDS[1]}" 2>/dev/null
+        fi
+    fi
     sleep 0.2
 done
-wait "$QPID"
+wait "${QPIDS[0]}"
 qrc=$?
-QPID=""
-guest_up                # a job shorter than one poll
-if [ -n "$TPID" ]; then wait "$TPID"; TPID=""; fi
-if [ "$verbose" = 1 ] && [ -s "$W/qemu.log" ]; then
-    say "qemu said:"
-    sed 's/^/  | /' "$W/qemu.log" >&2
+[ "$guests" = 2 ] && wait "${QPIDS[1]}"
+QPIDS=()
+guests_up                # a job shorter than one poll
+for p in "${TPIDS[@]}"; do wait "$p"; done
+TPIDS=()
+if [ "$verbose" = 1 ]; then
+    for g in $(seq "$guests"); do
+        [ -s "$W/qemu.$g.log" ] || continue
+        say "qemu of guest $g said:"
+        sed 's/^/  | /' "$W/qemu.$g.log" >&2
+    done
 fi
 
 # The job's output first, also when the test bed failed afterwards.

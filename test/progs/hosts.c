@@ -2,10 +2,12 @@
  * hosts - where every rank runs, which transport serves the job, and that
  * data crosses it intact.
  *
- *   hosts [-k K] [-m MAXSIZE]
+ *   hosts [-k K | -H H] [-m MAXSIZE]
  *     -k  ranks per host the job was started with (test/fakehost.sh K):
  *         rank r is expected on host r / K; 0 = every rank on one host.
  *         Default: FMPL_TEST_RANKS_PER_HOST, else 0.
+ *     -H  the ranks were dealt round-robin over H hosts (mpirun --map-by
+ *         node): rank r is expected on host r % H
  *     -m  largest point-to-point message (default 1M)
  *
  * Checks fmpl_host() and fmpl_transport() against the placement (the
@@ -76,23 +78,26 @@ static void collectives(void)
 int main(int argc, char **argv)
 {
     const char *e = getenv("FMPL_TEST_RANKS_PER_HOST");
-    int k = e ? atoi(e) : 0;
+    int k = e ? atoi(e) : 0, dealt = 0;
     size_t max = 1 << 20;
     struct prog_opt opts[] = {
         {'k', OPT_INT, &k, "ranks per host (0: one host)"},
+        {'H', OPT_INT, &dealt, "ranks dealt round-robin over this many hosts"},
         {'m', OPT_SIZE, &max, "largest point-to-point message (default 1M)"},
     };
-    prog_parse(argc, argv, opts, 2);
+    prog_parse(argc, argv, opts, 3);
 
     CHECK(fmpl_transport() == NULL, "a transport before fmpl_init");
     CHECK_RC(fmpl_host(0, NULL), FMPL_ERR_NOT_INIT);
     prog_init("hosts", 4);
 
     int want_hosts = k > 0 ? (prog_np + k - 1) / k : 1, nhosts = -1;
+    if (dealt > 0)
+        want_hosts = dealt < prog_np ? dealt : prog_np;
     for (int r = 0; r < prog_np; r++) {
         int h = fmpl_host(r, &nhosts);
-        CHECK(h == (k > 0 ? r / k : 0), "rank %d on host %d, expected %d", r, h,
-              k > 0 ? r / k : 0);
+        int want = dealt > 0 ? r % dealt : k > 0 ? r / k : 0;
+        CHECK(h == want, "rank %d on host %d, expected %d", r, h, want);
     }
     CHECK(nhosts == want_hosts, "%d hosts, expected %d", nhosts, want_hosts);
     CHECK_RC(fmpl_host(-1, NULL), FMPL_ERR_RANK);
@@ -101,7 +106,7 @@ int main(int argc, char **argv)
     const char *forced = getenv("FMPL_TRANSPORT");
     const char *want = forced && *forced ? forced
                        : want_hosts == 1 ? "shm"
-                       : k == 1          ? "ofi"
+                       : k == 1 || want_hosts == prog_np ? "ofi"
                                          : "route";
     const char *t = fmpl_transport();
     CHECK(t && strcmp(t, want) == 0, "transport %s, expected %s", t ? t : "(null)", want);
