@@ -43,6 +43,8 @@
 #                   FMPL_DCFA_DEVICE naming no device, FMPL_DCFA_PORT no
 #                   active port: fmpl_init fails with the reason
 #   direct mode     FMPL_VERBOSE=1 says the process owns its resources
+#   libfabric       FMPL_TRANSPORT=ofi over libfabric's verbs provider
+#                   (verbs;ofi_rxm): said, pingpong, random, coll_ops
 # Two guests (mpirun --map-by node: every pair of neighbouring ranks
 # crosses the link; FMPL bootstraps through PMIx):
 #   placement       hosts: 2 ranks a guest, 2 hosts, dcfa, every pair's
@@ -238,6 +240,17 @@ job "direct: cancel 3" ok 3 $D -- "$progs/cancel"
 job "direct: regcache 2" ok 2 $D -- "$progs/regcache" -r 4
 job "direct: coll_ops 3" ok 3 $D -- "$progs/coll_ops" -A 64K
 job "direct: kill 3 (recv)" "fail:kill: rank 0: FMPL_ERR_PEER" 3 $D -- "$progs/kill" -w recv
+
+# ---- the same device through libfabric: FMPL's ofi transport over the
+# verbs provider (under ofi_rxm, its RDM layer), which no other step can
+# reach on this machine; FMPL sets FI_UNIVERSE_SIZE to the job's size, or
+# rxm asks rxe for a completion queue larger than it has.
+O=(FMPL_TRANSPORT=ofi "FI_PROVIDER=verbs;ofi_rxm")
+job "libfabric verbs: said" "all:ofi: provider verbs;ofi_rxm" 2 "${O[@]}" FMPL_VERBOSE=1 -- \
+    "$progs/pingpong" -m 4K
+job "libfabric verbs: pingpong 2" ok 2 "${O[@]}" -- "$progs/pingpong" -m 1M
+job "libfabric verbs: random 3" ok 3 "${O[@]}" -- "$progs/random" -s 4
+job "libfabric verbs: coll_ops 3" ok 3 "${O[@]}" -- "$progs/coll_ops" -c w -A 4K -R 30
 
 # ---- the agent killed mid-job: the ranks end the job, naming it ----------
 t0=$(date +%s%N)

@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -263,6 +264,16 @@ static int ofi_open(fmpl_tl_t *tl)
     tl->max_inline = FMPL_MMSG_REC_MAX;
     /* CAS is ours (ofi_msg.c): no provider atomics needed */
     tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_SHARED_LINK;
+
+    /* libfabric sizes some providers' queues for the job it is told of,
+     * FI_UNIVERSE_SIZE (read once, by the first fi_getinfo), else for 256
+     * peers: the verbs provider under ofi_rxm then asks the device for a
+     * completion queue of (384 + 384) x 256 entries, which soft-RoCE
+     * (32767 at most) and small HCAs refuse, and fi_enable fails.  The
+     * job's size is what we know; a value the user set stays. */
+    char univ[16];
+    snprintf(univ, sizeof univ, "%d", tl->size > 0 ? tl->size : 1);
+    setenv("FI_UNIVERSE_SIZE", univ, 0);
 
     struct fi_info *list = NULL;
     int rc = -FI_ENODATA;
