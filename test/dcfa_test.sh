@@ -33,7 +33,9 @@
 #                   (FMPL_DCFA_AGENT=0) said, and pingpong, random, cancel,
 #                   regcache, coll_ops and a killed rank in it; the agent
 #                   killed (SIGKILL) in a job: the job fails, a rank naming
-#                   it; no agent left behind at the end
+#                   it; no agent left behind at the end; a process of
+#                   another user saying hello at the agent's socket gets
+#                   nothing (and the job's own user does)
 #   queue pairs     made on first use: a ring of 6 makes 2 a rank, all to
 #                   all among 4 makes 3 (FMPL_VERBOSE's account)
 #   faults          a rank killed while the others wait on it: each
@@ -277,6 +279,45 @@ elif ! grep -qE "the host agent \\(pid $victim\\).*died" "$tmp/out"; then
     why="no rank named the dead agent (pid $victim)"
 fi
 report "agent killed: the job fails naming it (status $st)" "$secs" "$why"
+
+# ---- another user at the agent's door -------------------------------------
+# The agent's abstract socket has no permissions: a process of another user
+# (uid 4242 here: the guest's /etc is the host's, read-only) that connects
+# and says hello as a rank must get no device file, while the job's own
+# user does (the proof that the probe can tell).
+t0=$(date +%s%N)
+timeout -k 10 300 "$run" -n 2 -t 240 "$progs/random" -s 3 -R 30 >"$tmp/out" 2>&1 \
+    </dev/null &
+jobpid=$!
+name=""
+for _ in $(seq 1 300); do
+    name=$(awk '$NF ~ /^@fmpl-dcfa-agent\./ { print substr($NF, 2); exit }' /proc/net/unix)
+    [ -n "$name" ] && break
+    sleep 0.1
+done
+why=""
+if [ -z "$name" ]; then
+    why="no agent socket (@fmpl-dcfa-agent.*) appeared"
+else
+    other=$(setpriv --reuid=4242 --regid=4242 --clear-groups "$progs/intrude" -s "$name" 2>&1)
+    own=$("$progs/intrude" -s "$name" 2>&1)
+    echo "other user: $other; the job's user: $own" >>"$tmp/out"
+    case $other in
+        *refused*) ;;
+        *) why="another user's hello got: $other" ;;
+    esac
+    case $own in
+        *OPEN*) ;;
+        *) why="${why:+$why; }the job's own user was refused ($own): the probe cannot tell" ;;
+    esac
+fi
+wait $jobpid
+st=$?
+[ $st = 0 ] || why="${why:+$why; }the job failed (status $st)"
+grep -q "refused a client of user 4242" "$tmp/out" ||
+    why="${why:+$why; }the agent did not say it refused user 4242"
+secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+report "another user: the agent refuses it" "$secs" "$why"
 
 # ---- nothing left: every agent ended with its job ------------------------
 sleep 1

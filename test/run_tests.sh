@@ -39,8 +39,9 @@
 #      agent entering them, over libfabric's tcp provider and in the
 #      default mode, and a rank killed on one host.  Needs root: where the
 #      machine refuses namespaces the step FAILS (never skips);
-#      then the fault matrix (test/fault_test.sh, 50 trials) and two
-#      minutes of soak (test/soak_test.sh);
+#      then the fault matrix (test/fault_test.sh, 50 trials), two
+#      minutes of soak (test/soak_test.sh) and two users' jobs side by
+#      side, neither reaching into the other (test/isolation_test.sh);
 #      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
 #      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
 #      tasks under srun --mpi=pmix, ScaLAPACK on fmpl-blacs, MPI beside
@@ -427,6 +428,13 @@ fi
 # (test/soak_test.sh; `make soak MINUTES=N` runs longer)
 if selected soak_test "$@"; then
     run_step soak_test 600 bash test/soak_test.sh -m 2 -s 1
+fi
+
+# ---- 5b'''. isolation: another user's process cannot reach into a job
+# (ptrace, cross-memory attach, /proc/PID/mem, the segments' memfds); the
+# test makes two users and removes them
+if selected isolation_test "$@"; then
+    run_step isolation_test 300 bash test/isolation_test.sh
 fi
 
 # ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------

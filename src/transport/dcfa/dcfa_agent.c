@@ -12,6 +12,14 @@
  * inherited but its listening socket and stderr.  It stays in the rank's
  * process group and session, so a launcher that ends the job's processes
  * ends it too.
+ *
+ * An abstract socket has no owner and no permissions: anyone on the host
+ * who guesses the name may connect, or bind it first.  The agent hands a
+ * client its device file with the job's protection domain, and a rank
+ * registers its memory through the agent's file, so each side checks the
+ * other's user (SO_PEERCRED): the agent drops a client of another user,
+ * and a rank refuses an agent of another user (one that took the name
+ * before the job's first rank could).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -70,6 +78,17 @@ static int spawn(int lfd)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* Is the process at the other end of `s` of our user? */
+static int same_user(int s, uid_t *peer)
+{
+    struct ucred cr;
+    socklen_t len = sizeof cr;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cr, &len) != 0 || len != sizeof cr)
+        return 0;
+    *peer = cr.uid;
+    return cr.uid == getuid();
+}
+
 int fmpl_dcfa_agent_connect(const char *jobid)
 {
     struct sockaddr_un a;
@@ -78,8 +97,17 @@ int fmpl_dcfa_agent_connect(const char *jobid)
         int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
         if (s < 0)
             return -1;
-        if (connect(s, (struct sockaddr *)&a, alen) == 0)
-            return s;
+        if (connect(s, (struct sockaddr *)&a, alen) == 0) {
+            uid_t peer = (uid_t)-1;
+            if (same_user(s, &peer))
+                return s;
+            fmpl_log_err("dcfa: the agent socket @%s belongs to user %u, not to this job's "
+                         "user %u: refusing it", a.sun_path + 1, (unsigned)peer,
+                         (unsigned)getuid());
+            close(s);
+            errno = EACCES;
+            return -1;
+        }
         close(s);
         if (errno != ECONNREFUSED && errno != ENOENT)
             return -1;
@@ -330,6 +358,13 @@ static void accept_client(int lfd)
     int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         return;
+    uid_t peer = (uid_t)-1;
+    if (!same_user(fd, &peer)) {
+        fprintf(stderr, "fmpl-dcfa-agent: refused a client of user %u (the job's user is %u)\n",
+                (unsigned)peer, (unsigned)getuid());
+        close(fd);
+        return;
+    }
     if (ag.nc == ag.capc) {
         int cap = ag.capc ? 2 * ag.capc : 16;
         client_t *c = realloc(ag.c, (size_t)cap * sizeof *c);
