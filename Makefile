@@ -65,7 +65,7 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
            clang libclang-rt-14-dev \
-           pandoc man-db groff-base
+           pandoc man-db groff-base gnuplot-nox
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -435,4 +435,4 @@ help:
 
 clean:
 	rm -rf build lib bin fmpl.pc fmpl-blacs.pc $(EX_C) $(EX_F) examples/pdgesv examples/pdgesv_f $(BENCH) $(BENCH_MPI) \
-	       $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS) test/logs
+	       $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS) test/logs bench/out

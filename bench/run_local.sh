@@ -2,7 +2,8 @@
 # bench/run_local.sh - what `make bench` runs, from any directory: the
 # floor, FMPL latency, bandwidth and broadcast on a local 2-process job,
 # then the interleaved FMPL/MPI comparisons (point-to-point, then the
-# collectives) when MPI is there, and last the FMPL paper's figures on the
+# collectives) when MPI is there, their tables also as data files and
+# plots in bench/out (bench/compare -p), and last the FMPL paper's figures on the
 # emulated SR8000 (bench/sr8000), and the PEACH2 and hybrid papers' on
 # emulated HA-PACS/TCA (bench/tca).
 set -eu
@@ -23,8 +24,8 @@ echo "== bin/fmplrun -n 2 bench/bcast"
 bin/fmplrun -n 2 bench/bcast
 echo
 if command -v mpirun >/dev/null 2>&1 && [ -x bench/mpi/latency ] && [ -x bench/mpi/bw ]; then
-    echo "== bench/compare -r 3"
-    bench/compare -r 3
+    echo "== bench/compare -r 3 -p bench/out"
+    bench/compare -r 3 -p bench/out
 else
     echo "== MPI not available (mpirun or bench/mpi/* missing): no comparison"
 fi
@@ -34,8 +35,8 @@ for t in barrier bcast reduce allreduce allgather; do
 done
 if command -v mpirun >/dev/null 2>&1 && [ $coll_mpi = 1 ]; then
     echo
-    echo "== bench/compare -r 3 -t coll"
-    bench/compare -r 3 -t coll
+    echo "== bench/compare -r 3 -t coll -p bench/out"
+    bench/compare -r 3 -t coll -p bench/out
 fi
 echo
 echo "== bench/sr8000 (the emulated SR8000, FMPL_TRANSPORT=tcw)"

@@ -57,8 +57,9 @@
 #                   barrier epochs), coll_halo 2-D
 #   BLACS           examples/pdgesv (ScaLAPACK) on a 2x2 grid
 #   faults          a rank on guest 2 killed: mpirun ends the job, naming
-#                   it (under PMIx the runtime, not FMPL, ends a job whose
-#                   rank died: boot_pmix.c), and neither guest keeps a
+#                   it; with mpirun --enable-recovery, which does not, the
+#                   survivors get FMPL_ERR_PEER (the transport's
+#                   keepalive finds the dead rank); neither guest keeps a
 #                   rank or an agent
 # Prints one line per job and "dcfa_test: PASS" or "dcfa_test: FAIL (...)";
 # the exit status is non-zero on any failure, and 125 when the test bed
@@ -118,8 +119,9 @@ report() {
 # and, for a test worker, its "OK" line), "ok:PATTERN" (status 0 and the
 # extended regular expression PATTERN in the output), "all:PATTERN" (status
 # 0 and NP lines matching: one a rank), "one:PATTERN" (as all:, and what
-# PATTERN matches is the same text on every line) or "fail:PATTERN" (a
-# failure status, not the time limit's, and PATTERN in the output).
+# PATTERN matches is the same text on every line), "count:K:PATTERN" (status
+# 0 and K lines matching) or "fail:PATTERN" (a failure status, not the time
+# limit's, and PATTERN in the output).
 job() {
     local name=$1 expect=$2 np=$3
     shift 3
@@ -138,6 +140,8 @@ job() {
         ok:*) [ $st = 0 ] && grep -qE -- "${expect#ok:}" "$tmp/out" && ok=1 ;;
         all:*) [ $st = 0 ] && [ "$(grep -cE -- "${expect#all:}" "$tmp/out")" = "$np" ] &&
             ok=1 ;;
+        count:*) local k=${expect#count:}
+            [ $st = 0 ] && [ "$(grep -cE -- "${k#*:}" "$tmp/out")" = "${k%%:*}" ] && ok=1 ;;
         one:*) [ $st = 0 ] && [ "$(grep -cE -- "${expect#one:}" "$tmp/out")" = "$np" ] &&
             [ "$(grep -oE -- "${expect#one:}" "$tmp/out" | sort -u | wc -l)" = 1 ] && ok=1 ;;
         fail:*) [ $st != 0 ] && [ $st != 124 ] && grep -qE -- "${expect#fail:}" "$tmp/out" &&
@@ -172,6 +176,14 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
     # rank 3 (on guest 2) kills itself while the others wait on it
     job "2 guests: kill 4, rank 3 on guest 2" "fail:rank 3 with PID [0-9]+ on node 169\\.254\\.79\\.2 exited on signal 9" \
         4 -- "$progs/kill" -w recv
+    # the same with a runtime that keeps the job going (--enable-recovery,
+    # under which mpirun's own status is 0): only FMPL can end the
+    # survivors' waits - its keepalive to the peer waited on (dcfa_ops.c)
+    # finds the dead rank's queue pair gone.  Rank 2 (guest 1) dies 3 s in,
+    # when ranks 0 (guest 1) and 1 (guest 2) wait on it, connected.
+    job "2 guests: kill 3 under --enable-recovery: both survivors FMPL_ERR_PEER" \
+        "count:2:kill: rank [01]: FMPL_ERR_PEER from fmpl_recv\\(src=2\\)" 3 \
+        FMPL_DCFA_CONNECT_TIMEOUT=20 -- --enable-recovery "$progs/kill" -w recv -d 3
     # nothing left on either guest: no rank, no agent (a second for the
     # agent, which ends once its last rank has)
     sleep 1

@@ -55,7 +55,9 @@
 #      pages (test/man_test.sh): a page for every exported function, each
 #      renders without a warning with its sections and existing SEE ALSO,
 #      fmpl.7 names every FMPL_* variable the code reads, and they install
-#      where man -M finds them.
+#      where man -M finds them;
+#   8. bench/compare -p on a short run (test/bench_plots_test.sh): the data
+#      files and gnuplot's plots that `make bench` leaves in bench/out.
 # With NAME arguments only the steps whose name contains one of them run
 # (e.g. `test/run_tests.sh check_launch valgrind`).
 #
@@ -475,6 +477,11 @@ if selected install_test "$@"; then
 fi
 if selected man_test "$@"; then
     run_step man_test 300 bash test/man_test.sh
+fi
+
+# ---- 8. the benchmarks' data files and plots (a check, not a measurement) --
+if selected bench_plots "$@"; then
+    run_step bench_plots 300 bash test/bench_plots_test.sh
 fi
 
 # ---- summary -----------------------------------------------------------

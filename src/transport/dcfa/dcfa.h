@@ -71,6 +71,7 @@
 #include "transport/transport.h"
 
 #define FMPL_DCFA_SQ      128      /* send requests in flight per queue pair */
+#define FMPL_DCFA_PROBE   1.0      /* s between keepalives to a peer waited on */
 #define FMPL_DCFA_NRECV   512      /* receives kept posted on the shared queue */
 #define FMPL_DCFA_BOUNCE  8192     /* sources up to this size are copied */
 #define FMPL_DCFA_NBOUNCE 64       /* bounce slots */
@@ -119,7 +120,9 @@ typedef struct fmpl_dcfa_peer {
     fmpl_dcfa_card_t card;
     uint32_t qpn;                  /* its queue pair for us, once ready */
     uint8_t ready, have_card;      /* ready: ours connected to it */
+    uint8_t probing;               /* a keepalive write in flight (dcfa_ops.c) */
     int sq_used;                   /* our send requests in flight to it */
+    double probed;                 /* when the last keepalive went */
 } fmpl_dcfa_peer_t;
 
 /* One send request in flight: what its completion releases. */
@@ -130,6 +133,7 @@ typedef struct fmpl_dcfa_op {
     int bounce;                    /* its bounce slot, or -1 */
     int peer;
     const char *verb;              /* for the message when it fails */
+    int probe;                     /* a keepalive write */
 } fmpl_dcfa_op_t;
 
 /* A registration: mem_alloc's, a cached one, or one for one use. */

@@ -190,7 +190,16 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
                                     IBV_QP_MIN_RNR_TIMER);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
-    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 7,
+    /* ACK timeout 4.096 us x 2^14 = 67 ms; 6 retries, then the request
+     * completes with RETRY_EXC_ERR and the peer counts as dead.  Not 7,
+     * the most the 3-bit field holds: the specification makes only
+     * rnr_retry = 7 mean "for ever", but the kernel's rxe (rxe_comp.c)
+     * never counts a retry_cnt of 7 down either, so a request to a
+     * peer whose process died (its queue pair gone) was retried for ever
+     * and no wait on it ended (found by dcfa_test's two-guest kill under
+     * mpirun --enable-recovery).  RNR stays infinite: a receive queue
+     * short of buffers is a slow peer, not a dead one. */
+    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 6,
                              .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = d->rd_atom };
     e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &s,
                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |

@@ -25,6 +25,7 @@
 #include "fmpl.h"
 #include "core/boot.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "transport/dcfa/dcfa.h"
 
 #define NOPS 4096                  /* send requests in flight at most */
@@ -158,6 +159,8 @@ static int progress_locked(fmpl_dcfa_t *d)
             }
             fmpl_dcfa_op_t *op = (fmpl_dcfa_op_t *)(uintptr_t)wc[i].wr_id;
             d->peer[op->peer].sq_used--;
+            if (op->probe)
+                d->peer[op->peer].probing = 0;
             if (wc[i].status != IBV_WC_SUCCESS) {
                 fmpl_log_err("dcfa: %s to rank %d failed: %s", op->verb ? op->verb : "a request",
                              op->peer, ibv_wc_status_str(wc[i].status));
@@ -472,9 +475,48 @@ static void *l_mem_alloc(fmpl_tl_t *tl, size_t len)
     return p;
 }
 
+/* Is `peer` alive?  Asked by a wait on it (core/progress.c) every 50 ms.
+ *
+ * A rank waiting to receive from a peer has nothing in flight to it, so
+ * no completion would ever say that the peer's process died: under
+ * fmplrun the launcher says so, but under a PMIx runtime that keeps the
+ * job going (mpirun --enable-recovery, srun --no-kill) the wait would
+ * last for ever.  So once a second, while a wait on a connected peer
+ * lasts, a zero-byte RDMA WRITE goes to it: the peer's HCA (rxe: its
+ * kernel) acknowledges it whatever its process is doing, computing or
+ * stopped, and nothing reaches its memory - the InfiniBand specification
+ * has the responder check no R_Key or address for a zero-length RDMA
+ * operation (rxe's check_rkey says so too), and a write without
+ * immediate makes no completion there.  When the
+ * process is gone its queue pair is too; the write is retried until the
+ * retry count runs out (7 times the 67 ms ACK timeout, dcfa_conn.c) and
+ * completes in error: the peer is dead (progress_locked above). */
 static int dcfa_peer_ok(fmpl_tl_t *tl, int peer)
 {
-    return fmpl_dcfa_of(tl)->failed_peer != peer;
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    if (d->failed_peer == peer)
+        return 0;
+    if (peer < 0 || peer >= tl->size || peer == tl->rank)
+        return 1;
+    fmpl_dcfa_peer_t *p = &d->peer[peer];
+    if (!p->ready || p->probing || p->sq_used >= FMPL_DCFA_SQ || !d->op_free)
+        return 1;
+    double now = fmpl_rtime();
+    if (now - p->probed < FMPL_DCFA_PROBE || pthread_mutex_trylock(&d->lock) != 0)
+        return 1;
+    if (p->ready && !p->probing && p->sq_used < FMPL_DCFA_SQ && d->op_free) {
+        fmpl_dcfa_op_t *op = d->op_free;
+        d->op_free = op->next;
+        *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = peer, .probe = 1,
+                                .verb = "a keepalive (zero-byte RDMA WRITE)" };
+        struct ibv_sge none = { 0 };   /* never read: num_sge is 0 */
+        struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &none, .num_sge = 0 };
+        p->probed = now;
+        if (fmpl_dcfa_post(d, peer, &wr, op) == FMPL_SUCCESS)
+            p->probing = 1;
+    }
+    pthread_mutex_unlock(&d->lock);
+    return d->failed_peer != peer;
 }
 
 const fmpl_tl_ops_t fmpl_dcfa_ops = {
