@@ -268,8 +268,8 @@ static int ofi_open(fmpl_tl_t *tl)
     /* libfabric sizes some providers' queues for the job it is told of,
      * FI_UNIVERSE_SIZE (read once, by the first fi_getinfo), else for 256
      * peers: the verbs provider under ofi_rxm then asks the device for a
-     * completion queue of (384 + 384) x 256 entries, which soft-RoCE
-     * (32767 at most) and small HCAs refuse, and fi_enable fails.  The
+     * completion queue of (384 + 384) x 256 entries, more than soft-RoCE
+     * and small HCAs allow, and fi_enable fails.  The
      * job's size is what we know; a value the user set stays. */
     char univ[16];
     snprintf(univ, sizeof univ, "%d", tl->size > 0 ? tl->size : 1);
