@@ -170,7 +170,7 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
     job "2 guests: pingpong 2 alloc irecv" ok 2 -- "$progs/pingpong" -a -i -m 256K
     job "2 guests: random 4" ok 4 -- "$progs/random" -s 5
     job "2 guests: cancel 2" ok 2 -- "$progs/cancel"
-    job "2 guests: coll_ops 4" ok 4 -- "$progs/coll_ops" -E -c w -A 1K -R 10
+    job "2 guests: coll_ops 4" ok 4 -- "$progs/coll_ops" -E -c w -M 64K -A 1K -R 10
     job "2 guests: coll_halo 4 2-D" ok 4 -- "$progs/coll_halo" -g 2x2 -e 8 -w 2 -m -i 10
     job "2 guests: pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
     # rank 3 (on guest 2) kills itself while the others wait on it

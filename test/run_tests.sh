@@ -12,7 +12,8 @@
 #      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
 #      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
 #      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
-#      model (check_errors too) and without; and over real InfiniBand
+#      model (check_errors too) and without it (check_p2p and check_coll);
+#      and over real InfiniBand
 #      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in one and two qemu guests:
 #      test/dcfa_test.sh);
 #   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
@@ -208,14 +209,15 @@ fi
 # FMPL_TRANSPORT=tcw: the Hitachi SR8000's remote DMA, emulated (every
 # rank a node of the 2 x 8 partition), with its timing model - virtual
 # time, conservative synchronisation, no remote atomics, no remote read,
-# no progress thread - and without it (functional).  test/check_tcw (in
-# step 1) tests what only tcw has.
+# no progress thread - and without it (functional: point-to-point and
+# collectives; the BLACS sit on those two, and run on every fabric with
+# its model).  test/check_tcw (in step 1) tests what only tcw has.
 for t in check_p2p check_coll check_blacs check_errors; do
     [ -x "test/$t" ] || continue
     selected "tcw_$t" "$@" || continue
     run_check "tcw_$t" "test/$t" FMPL_TRANSPORT=tcw
 done
-for t in check_p2p check_coll check_blacs; do
+for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
     selected "tcw_nomodel_$t" "$@" || continue
     run_check "tcw_nomodel_$t" "test/$t" FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=0
@@ -224,14 +226,15 @@ done
 # ---- 1d. ... and on the emulated PEACH2 sub-cluster ---------------------
 # FMPL_TRANSPORT=peach2: PCIe stores and the DMA controller of HA-PACS/TCA
 # (every rank a node of one sub-cluster, up to 16), no remote atomics, no
-# remote read, block-stride puts; with its timing model and without.
+# remote read, block-stride puts; with its timing model and without (as
+# tcw: the BLACS with the model only).
 # test/check_peach2 (in step 1) tests what only peach2 has.
 for t in check_p2p check_coll check_blacs check_errors; do
     [ -x "test/$t" ] || continue
     selected "peach2_$t" "$@" || continue
     run_check "peach2_$t" "test/$t" FMPL_TRANSPORT=peach2
 done
-for t in check_p2p check_coll check_blacs; do
+for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
     selected "peach2_nomodel_$t" "$@" || continue
     run_check "peach2_nomodel_$t" "test/$t" FMPL_TRANSPORT=peach2 FMPL_TCA_MODEL=0
@@ -242,7 +245,8 @@ done
 # and far peers), contiguous writes above 4 KiB to near peers on
 # InfiniBand (so the suites' messages take both networks, and a peer's
 # records follow its data across them); InfiniBand alone; PEACH2 alone
-# inside sub-clusters of 4; and the model off with sub-clusters of 3.
+# inside sub-clusters of 4; and the model off with sub-clusters of 3
+# (point-to-point and collectives).
 # test/check_tca tests what only tca has (and 16-node jobs).
 TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
 for t in check_p2p check_coll check_blacs check_errors; do
@@ -259,7 +263,7 @@ if [ -x test/check_coll ] && selected tca_peach2_check_coll "$@"; then
     run_check tca_peach2_check_coll test/check_coll FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 \
         FMPL_TCA_ROUTE=peach2
 fi
-for t in check_p2p check_coll check_blacs; do
+for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
     selected "tca_nomodel_$t" "$@" || continue
     run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
