@@ -27,8 +27,9 @@
 # package installs, the cache build and the whole guest console.
 #
 # Exit status:
-#   0..255 but 125  the job's: fmplrun's status (fmplrun -h), or timeout's
-#                   124 when SECONDS ran out (126/127: fmplrun could not run)
+#   0..255 but 125  the job's: fmplrun's status (fmplrun -h; mpirun's with
+#                   -g 2), or timeout's 124 when SECONDS ran out (126/127:
+#                   fmplrun could not run)
 #   125             the test bed failed - packages, guest kernel, boot, no
 #                   rxe devices, a directory the guest cannot see, qemu's own
 #                   time limit, an interrupt - never the job: then the job
@@ -68,8 +69,9 @@
 #                     Cached as a local disk would be (9p cache=loose): a
 #                     file the host changes during the run may be seen stale
 # The job's environment is only PATH and the caller's FMPL_*, FI_* and
-# OMPI_* variables (on guest 2: FMPL_* and FI_*, passed by mpirun -x), plus HOME=/run/home and FMPL_TRANSPORT=dcfa unless the
-# caller set FMPL_TRANSPORT.
+# OMPI_* variables (on guest 2: FMPL_* and FI_*, passed by mpirun -x),
+# plus HOME=/run/home and FMPL_TRANSPORT=dcfa unless the caller set
+# FMPL_TRANSPORT.
 #
 # Needs root (apt-get, and 9p reading any file of /).  Missing Debian
 # packages are installed.  The guest kernel and initramfs are built once
