@@ -266,17 +266,32 @@ job "libfabric verbs: pingpong 2" ok 2 "${O[@]}" -- "$progs/pingpong" -m 1M
 job "libfabric verbs: random 3" ok 3 "${O[@]}" -- "$progs/random" -s 4
 job "libfabric verbs: coll_ops 3" ok 3 "${O[@]}" -- "$progs/coll_ops" -c w -A 4K -R 30
 
+# bg_job NP PROG ARGS...: a job in the background, its output in $tmp/out;
+# sets jobpid and t0
+bg_job() {
+    local np=$1
+    shift
+    t0=$(date +%s%N)
+    timeout -k 10 300 "$run" -n "$np" -t 240 "$@" >"$tmp/out" 2>&1 </dev/null &
+    jobpid=$!
+}
+# poll CMD...: CMD's output as soon as it has one, within 30 s (else none)
+poll() {
+    local out
+    for _ in $(seq 1 300); do
+        out=$("$@")
+        [ -n "$out" ] && { printf '%s\n' "$out"; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+first_agent() { agents | head -n 1; }
+# the agent's abstract socket name, without the @
+agent_socket() { awk '$NF ~ /^@fmpl-dcfa-agent\./ { print substr($NF, 2); exit }' /proc/net/unix; }
+
 # ---- the agent killed mid-job: the ranks end the job, naming it ----------
-t0=$(date +%s%N)
-timeout -k 10 300 "$run" -n 3 -t 240 "$progs/random" -s 3 -R 100000 >"$tmp/out" 2>&1 \
-    </dev/null &
-jobpid=$!
-victim=""
-for _ in $(seq 1 300); do
-    victim=$(agents | head -n 1)
-    [ -n "$victim" ] && break
-    sleep 0.1
-done
+bg_job 3 "$progs/random" -s 3 -R 100000
+victim=$(poll first_agent)
 sleep 2                            # the ranks are at their traffic by then
 [ -n "$victim" ] && kill -9 "$victim"
 wait $jobpid
@@ -297,16 +312,8 @@ report "agent killed: the job fails naming it (status $st)" "$secs" "$why"
 # (uid 4242 here: the guest's /etc is the host's, read-only) that connects
 # and says hello as a rank must get no device file, while the job's own
 # user does (the proof that the probe can tell).
-t0=$(date +%s%N)
-timeout -k 10 300 "$run" -n 2 -t 240 "$progs/random" -s 3 -R 30 >"$tmp/out" 2>&1 \
-    </dev/null &
-jobpid=$!
-name=""
-for _ in $(seq 1 300); do
-    name=$(awk '$NF ~ /^@fmpl-dcfa-agent\./ { print substr($NF, 2); exit }' /proc/net/unix)
-    [ -n "$name" ] && break
-    sleep 0.1
-done
+bg_job 2 "$progs/random" -s 3 -R 30
+name=$(poll agent_socket)
 why=""
 if [ -z "$name" ]; then
     why="no agent socket (@fmpl-dcfa-agent.*) appeared"

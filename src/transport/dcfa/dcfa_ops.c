@@ -53,6 +53,16 @@ int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
 
 /* ---- send requests ---------------------------------------------------- */
 
+/* A free request for `peer`, holding nothing; the free list must not be
+ * empty. */
+static fmpl_dcfa_op_t *op_take(fmpl_dcfa_t *d, int peer)
+{
+    fmpl_dcfa_op_t *op = d->op_free;
+    d->op_free = op->next;
+    *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = peer };
+    return op;
+}
+
 fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
 {
     unsigned long spins = 0;
@@ -62,10 +72,7 @@ fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
         if (fmpl_tl_idle(d->tl, &d->failed_peer, peer, &spins) != FMPL_SUCCESS)
             return NULL;
     }
-    fmpl_dcfa_op_t *op = d->op_free;
-    d->op_free = op->next;
-    *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = peer };
-    return op;
+    return op_take(d, peer);
 }
 
 /* Release what the request held; its comp counts down last, so that a
@@ -506,10 +513,9 @@ static int dcfa_peer_ok(fmpl_tl_t *tl, int peer)
     if (now - p->probed < FMPL_DCFA_PROBE || pthread_mutex_trylock(&d->lock) != 0)
         return 1;
     if (p->ready && !p->probing && p->sq_used < FMPL_DCFA_SQ && d->op_free) {
-        fmpl_dcfa_op_t *op = d->op_free;
-        d->op_free = op->next;
-        *op = (fmpl_dcfa_op_t){ .bounce = -1, .reg = -1, .peer = peer, .probe = 1,
-                                .verb = "a keepalive (zero-byte RDMA WRITE)" };
+        fmpl_dcfa_op_t *op = op_take(d, peer);   /* no waiting for one here */
+        op->probe = 1;
+        op->verb = "a keepalive (zero-byte RDMA WRITE)";
         struct ibv_sge none = { 0 };   /* never read: num_sge is 0 */
         struct ibv_send_wr wr = { .opcode = IBV_WR_RDMA_WRITE, .sg_list = &none, .num_sge = 0 };
         p->probed = now;
