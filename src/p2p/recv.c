@@ -3,6 +3,7 @@
  * matching area, then watch our completion record.
  */
 #include "fmpl.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "core/trace.h"
 #include "p2p/p2p.h"
@@ -103,6 +104,26 @@ void fmpl_p2p_rec_taken(int peer, int mai, uint32_t seq, uint64_t w, const uint8
     sl->recv_early = !!(w & (FMPL_DFLAG_EARLY << 8));
 }
 
+/* A record that no correct sender writes: a rank that broke the protocol
+ * (memory corrupted, a version mismatch) ends the receive with an error
+ * and never makes us write outside its buffer. */
+static void bad_record(fmpl_request_t *req, uint64_t w, const char *what)
+{
+    fmpl_log_err("rank %d broke the protocol on index %d (%s, record %#llx): "
+                 "receive ended with an error", req->peer, req->mai, what,
+                 (unsigned long long)w);
+    req->status = FMPL_ERR_INTERNAL;
+}
+
+/* A split record (p2p.h) only comes where splitting is possible, for a
+ * receive that can take the message, and leaves the receiver a part to
+ * read (what the sender checked before it split). */
+static int split_record_ok(const fmpl_request_t *req, uint64_t sz)
+{
+    return fmpl_split_ok(&fmpl_g.tl) && !(req->flags & FMPL_RF_DEFER) &&
+           sz <= req->size && fmpl_split_point(sz) > 0;
+}
+
 /* 1 when complete (req->status final), 0 otherwise. */
 int fmpl_p2p_recv_try(fmpl_request_t *req)
 {
@@ -130,6 +151,10 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         req->status = FMPL_SUCCESS;
         if (w & (FMPL_DFLAG_INLINE << 8)) {
             size_t n = w & 0xff;
+            if (n > FMPL_INLINE_MAX) {
+                bad_record(req, w, "inline length");
+                break;
+            }
             if (n > req->size)
                 req->status = FMPL_ERR_TRUNCATE;   /* an early send: only we can tell */
             else if (n)
@@ -139,6 +164,16 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         break;
     case FMPL_DST_SPLIT:
         if (!(req->flags & FMPL_RF_GOT)) {
+            /* read once: the line is the peer's, and what is checked is
+             * what is used */
+            fmpl_tl_key_t skey;
+            uint64_t sz;
+            memcpy(&skey, inl, sizeof skey);
+            memcpy(&sz, inl + sizeof skey, sizeof sz);
+            if (!split_record_ok(req, sz)) {
+                bad_record(req, w, "split message");
+                break;
+            }
             /* read our part of the sender's buffer while it writes its own,
              * unless the sender took it back (the CAS decides) */
             fmpl_tl_t *tl = &fmpl_g.tl;
@@ -148,10 +183,6 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
                                   fmpl_hdr_word(req->seq, mine),
                                   fmpl_hdr_word(req->seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
                 return 0;
-            fmpl_tl_key_t skey;
-            uint64_t sz;
-            memcpy(&skey, inl, sizeof skey);
-            memcpy(&sz, inl + sizeof skey, sizeof sz);
             uint64_t a = fmpl_split_point(sz);
             int rc = fmpl_tl_get(tl, req->peer, (uint8_t *)req->buf + a, sz - a,
                                  &skey, a);
