@@ -448,6 +448,11 @@ fi
 if selected isolation_test "$@"; then
     run_step isolation_test 300 bash test/isolation_test.sh
 fi
+# ... nor a rank of the same job, past what its records may name: a header
+# larger than the region its key names, FIFO chunks aimed outside
+if [ -x test/progs/shm_forge ] && selected shm_forge "$@"; then
+    run_step shm_forge 120 bin/fmplrun -n 2 -t 100 test/progs/shm_forge
+fi
 
 # ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------
 # test/slurm_test.sh starts munged, slurmctld and a slurmd per host itself

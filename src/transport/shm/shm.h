@@ -204,8 +204,10 @@ int   fmpl_shm_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key
 void  fmpl_shm_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
 void *fmpl_shm_mem_alloc(fmpl_tl_t *tl, size_t len);
 int   fmpl_shm_mem_free(fmpl_tl_t *tl, void *p);
-uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key);
-uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key);
+uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key, uint64_t roff,
+                            uint64_t len);
+uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key,
+                             uint64_t roff, uint64_t len);
 void  fmpl_shm_mem_cleanup(fmpl_shm_t *s);
 
 /* shm_fifo.c */

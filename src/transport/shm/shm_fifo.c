@@ -184,16 +184,27 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
         fmpl_shm_chunk_t *d = &f.desc[k];
         if (atomic_load_explicit(&d->seq, memory_order_acquire) != n + 1)
             break;
-        if (d->kind == FMPL_SHM_CH_DATA) {
+        /* the descriptor is the peer's word: what it says is checked
+         * where we can (a chunk's length, a record's place in our
+         * lines); ordinary memory is named by its address alone, and a
+         * rank of the job may write our memory anyway (cross-memory
+         * attach, README: isolation) */
+        uint32_t len = d->len, kind = d->kind;
+        if (kind == FMPL_SHM_CH_DATA && len <= FMPL_SHM_CHUNK) {
             fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
-            uint8_t *dst = fmpl_shm_key_local(s, &key);
+            uint8_t *dst = fmpl_shm_key_local(s, &key, 0, len);
             if (dst)
-                memcpy(dst, fmpl_shm_fifo_chunk(f, k), d->len);
+                memcpy(dst, fmpl_shm_fifo_chunk(f, k), len);
             else
                 fmpl_log_err("data from rank %d for an unknown region dropped", peer);
-        } else {
+        } else if (kind == FMPL_SHM_CH_NOTIFY && d->addr < (uint64_t)s->layout.nidx &&
+                   len >= 8 && len <= FMPL_SHM_REC_MAX && d->key_kind % 8 == 0 &&
+                   d->key_kind <= FMPL_TL_LINE - len) {
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
-            fmpl_shm_line_write(line, d->key_kind, d->rec, d->len);
+            fmpl_shm_line_write(line, d->key_kind, d->rec, len);
+        } else {
+            fmpl_log_err("a malformed FIFO chunk from rank %d dropped (kind %u, %u bytes)",
+                         peer, kind, len);
         }
         n++;
     }

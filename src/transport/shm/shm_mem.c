@@ -52,37 +52,64 @@ void fmpl_shm_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
     (void)key;
 }
 
-/* A key of ours, as a local pointer. */
-uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key)
+/* Are [addr + roff, + len) inside a region of `size` bytes?  (A peer's
+ * key and the sizes it comes with may be anything: no sum may wrap.) */
+static int in_region(uint64_t addr, uint64_t roff, uint64_t len, size_t size)
 {
-    if ((key->kind & 0xff) == FMPL_SHM_KEY_USER)
-        return (uint8_t *)(uintptr_t)key->addr;
-    for (fmpl_shm_alloc_t *m = s->allocs; m; m = m->next)
-        if (m->gen == key->id)
-            return key->addr < m->len ? m->base + key->addr : NULL;
+    return addr <= size && roff <= size - addr && len <= size - addr - roff;
+}
+
+static uint8_t *outside(int peer, const fmpl_tl_key_t *key, uint64_t roff, uint64_t len,
+                        size_t size)
+{
+    fmpl_log_err("%llu bytes at offset %llu + %llu of an fmpl_alloc_mem region of rank %d "
+                 "(%zu bytes): outside it, refused", (unsigned long long)len,
+                 (unsigned long long)key->addr, (unsigned long long)roff, peer, size);
     return NULL;
 }
 
-/* A peer's key as a pointer here: only for its fmpl_alloc_mem memory. */
-uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key)
+/* [roff, roff + len) of a key of ours, as a local pointer; NULL if the
+ * key names no region of ours or the range leaves it.  Ordinary memory
+ * is the address itself: the key says nothing of its size. */
+uint8_t *fmpl_shm_key_local(fmpl_shm_t *s, const fmpl_tl_key_t *key, uint64_t roff,
+                            uint64_t len)
+{
+    if ((key->kind & 0xff) == FMPL_SHM_KEY_USER)
+        return (uint8_t *)(uintptr_t)(key->addr + roff);
+    for (fmpl_shm_alloc_t *m = s->allocs; m; m = m->next)
+        if (m->gen == key->id)
+            return in_region(key->addr, roff, len, m->len)
+                       ? m->base + key->addr + roff
+                       : outside(s->tl->rank, key, roff, len, m->len);
+    return NULL;
+}
+
+/* [roff, roff + len) of a peer's key as a pointer here: only for its
+ * fmpl_alloc_mem memory, and only inside the region (the peer's header
+ * says how much we may write: a wrong one must not reach past the
+ * mapping into our own memory). */
+uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key,
+                             uint64_t roff, uint64_t len)
 {
     if ((key->kind & 0xff) != FMPL_SHM_KEY_ALLOC)
         return NULL;
-    for (unsigned i = 0; i < FMPL_SHM_RMAP_MAX; i++) {
-        fmpl_shm_rmap_t *r = &s->rmap[i];
-        if (r->base && r->peer == peer && r->gen == key->id)
-            return key->addr < r->len ? r->base + key->addr : NULL;
+    fmpl_shm_rmap_t *r = NULL;
+    for (unsigned i = 0; i < FMPL_SHM_RMAP_MAX && !r; i++)
+        if (s->rmap[i].base && s->rmap[i].peer == peer && s->rmap[i].gen == key->id)
+            r = &s->rmap[i];
+    if (!r) {
+        /* first use: map it, evicting the oldest entry */
+        size_t n = 0;
+        uint8_t *base = fmpl_seg_map_of(s->peers[peer].pid, (int)(key->kind >> 8), &n);
+        if (!base)
+            return NULL;
+        r = &s->rmap[s->rmap_next++ % FMPL_SHM_RMAP_MAX];
+        if (r->base)
+            munmap(r->base, r->len);
+        *r = (fmpl_shm_rmap_t){ .peer = peer, .gen = key->id, .base = base, .len = n };
     }
-    /* first use: map it, evicting the oldest entry */
-    size_t len = 0;
-    uint8_t *base = fmpl_seg_map_of(s->peers[peer].pid, (int)(key->kind >> 8), &len);
-    if (!base)
-        return NULL;
-    fmpl_shm_rmap_t *r = &s->rmap[s->rmap_next++ % FMPL_SHM_RMAP_MAX];
-    if (r->base)
-        munmap(r->base, r->len);
-    *r = (fmpl_shm_rmap_t){ .peer = peer, .gen = key->id, .base = base, .len = len };
-    return key->addr < r->len ? r->base + key->addr : NULL;
+    return in_region(key->addr, roff, len, r->len) ? r->base + key->addr + roff
+                                                   : outside(peer, key, roff, len, r->len);
 }
 
 void *fmpl_shm_mem_alloc(fmpl_tl_t *tl, size_t len)

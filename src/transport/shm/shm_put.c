@@ -27,10 +27,10 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     if (len == 0)
         return FMPL_SUCCESS;
 
-    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key)
-                                    : fmpl_shm_key_remote(s, peer, key);
+    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key, roff, len)
+                                    : fmpl_shm_key_remote(s, peer, key, roff, len);
     if (dst) {
-        memcpy(dst + roff, src, len);
+        memcpy(dst, src, len);
         return FMPL_SUCCESS;
     }
     if ((key->kind & 0xff) != FMPL_SHM_KEY_USER) {
@@ -65,10 +65,10 @@ int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     fmpl_shm_t *s = fmpl_shm_of(tl);
     if (len == 0)
         return FMPL_SUCCESS;
-    uint8_t *src = peer == tl->rank ? fmpl_shm_key_local(s, key)
-                                    : fmpl_shm_key_remote(s, peer, key);
+    uint8_t *src = peer == tl->rank ? fmpl_shm_key_local(s, key, roff, len)
+                                    : fmpl_shm_key_remote(s, peer, key, roff, len);
     if (src) {
-        memcpy(dst, src + roff, len);
+        memcpy(dst, src, len);
         return FMPL_SUCCESS;
     }
     fmpl_shm_peer_t *p = &s->peers[peer];
@@ -106,11 +106,14 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
     const uint8_t *sp = src;
     if (!blklen || !nblk)
         return FMPL_SUCCESS;
-    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key)
-                                    : fmpl_shm_key_remote(s, peer, key);
+    /* the span the blocks cover at the target (a wrapped one is refused) */
+    uint64_t span = (nblk - 1) > (UINT64_MAX - blklen) / (dstride ? dstride : 1)
+                        ? UINT64_MAX : (uint64_t)(nblk - 1) * dstride + blklen;
+    uint8_t *dst = peer == tl->rank ? fmpl_shm_key_local(s, key, roff, span)
+                                    : fmpl_shm_key_remote(s, peer, key, roff, span);
     if (dst) {
         for (size_t b = 0; b < nblk; b++)
-            memcpy(dst + roff + b * dstride, sp + b * sstride, blklen);
+            memcpy(dst + b * dstride, sp + b * sstride, blklen);
         return FMPL_SUCCESS;
     }
     fmpl_shm_peer_t *p = &s->peers[peer];
