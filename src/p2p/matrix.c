@@ -466,9 +466,20 @@ static int strided_try(volatile uint8_t *line, int peer, int idx, uint32_t seq,
         return 0;
     const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
     if (((w >> 16) & 0xff) == FMPL_DST_OK) {
-        if (w & (FMPL_DFLAG_INLINE << 8))
-            fmpl_mshape_unpack(s, inl, a);
         *status = FMPL_SUCCESS;
+        if (!(w & (FMPL_DFLAG_INLINE << 8))) {
+            /* the sender wrote the columns */
+        } else if ((w & 0xff) == nbytes(s) && nbytes(s) <= FMPL_INLINE_MAX) {
+            fmpl_mshape_unpack(s, inl, a);
+        } else {
+            /* no correct sender inlines another size than ours (recv.c:
+             * a broken peer's record ends the receive, and never makes
+             * us read past the record) */
+            fmpl_log_err("rank %d broke the protocol on index %d (inline matrix of %u "
+                         "bytes for %zu, record %#llx): receive ended with an error", peer,
+                         idx, (unsigned)(w & 0xff), nbytes(s), (unsigned long long)w);
+            *status = FMPL_ERR_INTERNAL;
+        }
     } else {
         int32_t e;
         memcpy(&e, inl, sizeof e);
@@ -602,7 +613,7 @@ static int mx_recv_posted(void *a, const fmpl_mshape_t *s, int peer, int idx, in
                                   : strided_try(line, peer, idx, seq, s, a, &status);
         if (done)
             return contig ? req.status : status;
-        if ((i & pull) == pull && try_pull(a, s, peer, idx, aux, seq, state))
+        if (pull && (i & pull) == pull && try_pull(a, s, peer, idx, aux, seq, state))
             return FMPL_SUCCESS;
         int n = fmpl_progress();
         rc = n ? FMPL_SUCCESS : fmpl_wait_idle(&w);

@@ -1,8 +1,9 @@
 /*
  * fuzz_p2p - libFuzzer harness for the point-to-point records a peer
- * writes into our matching area (p2p/recv.c, send.c, cancel.c): headers,
- * data records (inline, early, split, truncation and error records, a
- * cancel's answer) and the cancel doorbell.
+ * writes into our matching area (p2p/recv.c, send.c, cancel.c,
+ * matrix.c): headers, data records (inline, early, split, truncation and
+ * error records, a cancel's answer), the cancel doorbell, and a matrix
+ * message's layout and announcement records.
  *
  * The job has two ranks.  We are rank 0 and run FMPL's real p2p code; the
  * peer, rank 1, is the fuzzer.  Between our calls, and in every progress
@@ -41,12 +42,23 @@
 
 #define PEER   1
 #define NUSER  2                   /* the user's indices */
-#define NIDX   (NUSER + 1)         /* and the control index */
+#define MXIDX  NUSER               /* a communicator's: matrix messages */
+#define AUX    (MXIDX + 1)         /* ... and their FMPL_MX_NAUX auxiliary lines */
+#define NIDX   (AUX + FMPL_MX_NAUX + 1)   /* and the control index */
 #define NREG   64
 #define MAXSZ  (72 * 1024)
 
 static const size_t sizes[] = { 0, 1, 8, 20, 24, 25, 100, 4096, 8193, 16384, 70000 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
+/* matrices: contiguous, strided, trapezoids; inline, put, split sizes */
+static const fmpl_matrix_t shapes[] = {
+    { 8, 1, 1, 1, 'G', 'N' },   { 8, 2, 3, 2, 'G', 'N' },   { 8, 2, 3, 5, 'G', 'N' },
+    { 4, 2, 2, 3, 'G', 'N' },   { 8, 3, 3, 4, 'U', 'N' },   { 8, 3, 3, 3, 'L', 'U' },
+    { 8, 64, 3, 70, 'G', 'N' }, { 8, 700, 3, 700, 'G', 'N' }, { 8, 40, 40, 41, 'L', 'N' },
+};
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+static fmpl_mshape_t mx_shape;     /* the last matrix receive's, for announcements */
+static uint32_t mx_wait_seq;       /* the matrix receive we block in, 0: none */
 
 /* ---- the input ---------------------------------------------------------- */
 
@@ -289,6 +301,36 @@ static void peer_header(int idx)
     store_word(l, FMPL_HDR_OFF, fmpl_hdr_word(seq, state));
 }
 
+/* the peer announces a queued matrix send (matrix.c: slot (seq - 1) % 5
+ * of the auxiliary lines), of our last receive's size and shape or not */
+static void peer_announce(void)
+{
+    uint32_t seq = near_seq(fmpl_seq_next(fmpl_slot(PEER, MXIDX)->recv_seq));
+    unsigned slot = (seq - 1) % (2 * FMPL_MX_NAUX - 1);
+    uint8_t *l = in_line[AUX + (slot + 1) / 2];
+    unsigned off = slot % 2 ? 0 : 32;
+    uint64_t size = mx_shape.esize ? mx_shape.count * mx_shape.esize |
+                                         fmpl_mshape_tag(&mx_shape) << FMPL_HDR_SIZE_BITS
+                                   : 0;
+    if (byte() & 1)
+        bytes(&size, sizeof size);
+    fmpl_tl_key_t k;
+    bytes(&k, sizeof k);
+    memcpy(l + off + 8, &size, sizeof size);
+    memcpy(l + off + 16, &k, sizeof k);
+    store_word(l, off, (uint64_t)seq << 32 | 0xa5);
+}
+
+/* the peer, receiving a strided matrix of ours, says its leading dimension */
+static void peer_layout(void)
+{
+    uint32_t seq = near_seq(fmpl_slot(PEER, MXIDX)->send_seq);
+    uint64_t ld;
+    bytes(&ld, sizeof ld);
+    memcpy(in_line[AUX] + 8, &ld, sizeof ld);
+    store_word(in_line[AUX], 0, (uint64_t)seq << 32 | 1);
+}
+
 /* the peer rings the cancel doorbell (cancel.c's bell: id, index, seq) */
 static void peer_bell(void)
 {
@@ -301,15 +343,28 @@ static void peer_bell(void)
 
 /* Once the input is spent the peer is a correct one where we could wait
  * for it: it answers the last cancel request we rang for (cancel.c) with
- * its consent, whatever its fuzzed self did to the header before. */
+ * its consent, whatever its fuzzed self did to the header before, and
+ * ends the matrix receive we block in with an error record (a sender
+ * that failed to write), unless its record is there. */
 static void peer_honest(void)
 {
     struct { uint64_t id; uint32_t mai, seq; } b;
     memcpy(&b, out_line[NIDX - 1], sizeof b);
-    if (!b.id || b.mai >= NUSER)
-        return;
-    memcpy(in_line[b.mai] + FMPL_DATA_OFF + 8, &b.id, sizeof b.id);
-    store_word(in_line[b.mai], FMPL_DATA_OFF, fmpl_data_word(b.seq, FMPL_DST_CANCELLED, 0, 0));
+    if (b.id && b.mai < NUSER) {
+        memcpy(in_line[b.mai] + FMPL_DATA_OFF + 8, &b.id, sizeof b.id);
+        store_word(in_line[b.mai], FMPL_DATA_OFF,
+                   fmpl_data_word(b.seq, FMPL_DST_CANCELLED, 0, 0));
+    }
+    /* the matrix receive we block in: a record that ends it */
+    uint64_t d = *(uint64_t *)(void *)(in_line[MXIDX] + FMPL_DATA_OFF);
+    unsigned dst = (unsigned)(d >> 16) & 0xff;
+    if (mx_wait_seq && ((uint32_t)(d >> 32) != mx_wait_seq || dst == FMPL_DST_CANCELLED ||
+                        dst == FMPL_DST_SPLIT)) {
+        int32_t e = FMPL_ERR_SYSTEM;
+        memcpy(in_line[MXIDX] + FMPL_DATA_OFF + 8, &e, sizeof e);
+        store_word(in_line[MXIDX], FMPL_DATA_OFF,
+                   fmpl_data_word(mx_wait_seq, FMPL_DST_ERROR, 0, 0));
+    }
 }
 
 /* one thing the peer does (in the transport's progress, and between our
@@ -321,11 +376,13 @@ static void peer_act(void)
         return;
     }
     unsigned op = byte();
-    int idx = (int)(op >> 4) % NUSER;
+    int idx = (int)(op >> 4) % (NUSER + 1);     /* the user's, or the matrices' */
     switch (op & 0xf) {
     case 0: peer_data(idx, 0); break;
     case 1: peer_data(idx, 1); break;
     case 2: peer_header(idx); break;
+    case 7: peer_announce(); break;
+    case 8: peer_layout(); break;
     case 3: peer_bell(); break;
     case 4: bytes(in_line[(op >> 4) % NIDX], FMPL_TL_LINE); break;   /* anything */
     case 5: io_fail = 1; break;
@@ -381,6 +438,34 @@ static void start(int idx, int recv, unsigned c, int blocking)
         free(o->buf);
         o->buf = NULL;
         o->req.kind = FMPL_REQ_NONE;
+    }
+}
+
+/* A matrix message on the matrices' index (what fmpl_comm_sendm and
+ * fmpl_comm_recvm do on a communicator's): the receive into a block of
+ * exactly the matrix's extent.  Both block, the receive until the peer's
+ * record ends it (the correct peer's error record at the latest), a send
+ * at most about a copy's time before it queues itself. */
+static void matrix(int recv, unsigned c)
+{
+    fmpl_mshape_t sh;
+    if (fmpl_mshape_init(&sh, &shapes[c % NSHAPES]) != FMPL_SUCCESS)
+        abort();
+    size_t ext = fmpl_mshape_extent(&sh);
+    uint8_t *a = malloc(ext ? ext : 1);
+    if (!a)
+        abort();
+    memset(a, 0x33, ext);
+    if (recv) {
+        mx_shape = sh;
+        mx_wait_seq = fmpl_seq_next(fmpl_slot(PEER, MXIDX)->recv_seq);
+        fmpl_mx_recv(a, &sh, PEER, MXIDX, AUX);
+        mx_wait_seq = 0;
+        free(a);
+    } else {
+        fmpl_mx_send(a, &sh, PEER, MXIDX, AUX);
+        /* a queued send packed its copy: the source is ours again */
+        free(a);
     }
 }
 
@@ -441,6 +526,8 @@ static void job_open(unsigned cfg)
         memset(out_line[i], 0, FMPL_TL_LINE);
     }
     memset(reg, 0, sizeof reg);
+    memset(&mx_shape, 0, sizeof mx_shape);
+    mx_wait_seq = 0;
     io_fail = 0;
     fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
     fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = &boot_ops };
@@ -467,6 +554,7 @@ static void job_close(void)
                 busy = 1;
                 release(&ops[i][k]);
             }
+    fmpl_mx_forget();              /* queued matrix sends drop their copies' keys */
     /* with nothing active, every registration must have been dropped */
     for (int i = 0; i < NREG && !busy; i++)
         if (reg[i].id)
@@ -474,7 +562,6 @@ static void job_close(void)
     fmpl_p2p_send_forget();
     fmpl_p2p_recv_forget();
     fmpl_p2p_cancel_forget();
-    fmpl_mx_forget();
     free(fmpl_g.slots);
     fmpl_g.slots = NULL;
     fmpl_g.initialized = 0;
@@ -496,6 +583,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         case 2: start(idx, 1, byte(), 1); break;
         case 3: test_all(); break;
         case 4: cancel(idx); break;
+        case 5: matrix(op & 8, byte()); break;
         default: peer_act(); break;
         }
     }
