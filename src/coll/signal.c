@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "core/log.h"
 #include "core/progress.h"
 
 #define HALF 32
@@ -187,6 +188,16 @@ int fmpl_sig_peek(fmpl_comm_rec_t *c, int chan, int peer, unsigned len, const vo
     }
     if ((w & ~EAGER_BIT & 0xffffffffu) != len)
         return FMPL_ERR_INTERNAL;   /* members disagree about the collective */
+    /* where the bytes are must hold them: a signal in the record fits it,
+     * an eager one its slot (a peer's broken record must not make us read
+     * past either) */
+    if ((w & EAGER_BIT) ? c->eager_state <= 0 || len > c->eager_max : len > FMPL_SIG_MAX) {
+        fmpl_log_err("rank %d broke the protocol on index %d (a signal of %u bytes %s, "
+                     "record %#llx)", wpeer, idx, len,
+                     (w & EAGER_BIT) ? "in no eager slot" : "in a record",
+                     (unsigned long long)w);
+        return FMPL_ERR_INTERNAL;
+    }
     *data = (w & EAGER_BIT) ? (const void *)(c->eager + eager_off(c, peer, chan, seq))
                             : (const void *)(line + off + 8);
     return FMPL_SUCCESS;

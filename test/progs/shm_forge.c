@@ -11,14 +11,19 @@
  *   2. FIFO chunks to rank 0 that name a line far outside rank 0's
  *      lines, a record longer than a line, a data chunk longer than a
  *      chunk and data for a region of rank 0 at an offset past its end:
- *      rank 0 drops them all and goes on (a later honest exchange works).
+ *      rank 0 drops them all and goes on (a later honest exchange works);
+ *   3. a collective signal whose record claims 1 KiB inline (a record
+ *      holds 24 bytes; 1 KiB signals go through the eager area): rank 0's
+ *      allgather must fail with FMPL_ERR_INTERNAL, not read 1 KiB of the
+ *      lines after the record.
  * Both run inside the library (test programs link libfmpl.a and may use
  * its insides); before the bounds were checked, (1) crashed rank 0 or
- * wrote over whatever followed the mapping, and (2) wrote wherever the
- * chunk said.
+ * wrote over whatever followed the mapping, (2) wrote wherever the chunk
+ * said, and (3) returned success with other lines' bytes.
  */
 #include "prog.h"
 
+#include "coll/coll.h"
 #include "core/state.h"
 #include "p2p/p2p.h"
 #include "transport/shm/shm.h"
@@ -108,6 +113,34 @@ int main(int argc, char **argv)
               (unsigned long long)v);
         printf("shm_forge: malformed FIFO chunks dropped, the next message intact\n");
         fmpl_free_mem(r0);
+    }
+    prog_barrier(0);
+
+    /* 3. a signal too long for its record, on a communicator of its own
+     * (its signal counters are out of step afterwards; it is left alone) */
+    fmpl_comm_t c;
+    CHECK_RC(fmpl_comm_split(FMPL_COMM_WORLD, 0, prog_me, &c), FMPL_SUCCESS);
+    static uint8_t mine[1024], all[2 * 1024];
+    memset(mine, prog_me + 1, sizeof mine);
+    /* an honest one first: both set up the eager area (collectively) */
+    CHECK_RC(fmpl_allgather(mine, sizeof mine, all, c), FMPL_SUCCESS);
+    if (prog_me == 1) {
+        fmpl_comm_rec_t *cr = fmpl_comm_get(c);
+        int idx = fmpl_cidx(cr, FMPL_CI_SIG), w0 = cr->ranks[0];
+        fmpl_slot_t *sl = fmpl_slot(w0, idx);
+        uint32_t seq = sl->send_seq = fmpl_seq_next(sl->send_seq);
+        uint64_t word = (uint64_t)seq << 32 | sizeof mine;   /* no eager bit */
+        CHECK_RC(fmpl_tl_notify(tl, w0, idx, (seq & 1) * 32, &word, sizeof word,
+                                FMPL_TL_NOTIFY_UNORDERED, NULL), FMPL_SUCCESS);
+        uint64_t v;
+        CHECK_RC(fmpl_recv(&v, sizeof v, 0, IDX + 2), FMPL_SUCCESS);   /* seen */
+    } else {
+        int rc = fmpl_allgather(mine, sizeof mine, all, c);
+        CHECK(rc == FMPL_ERR_INTERNAL, "an allgather over a 1 KiB signal claimed inline: %s",
+              fmpl_error_name(rc));
+        printf("shm_forge: a signal longer than its record: %s\n", fmpl_error_name(rc));
+        uint64_t v = 1;
+        CHECK_RC(fmpl_send(&v, sizeof v, 1, IDX + 2), FMPL_SUCCESS);
     }
     prog_barrier(0);
     return prog_finish();
