@@ -126,6 +126,17 @@ else
         run "mpirun -n $n boot_pmix_test --die" 5 any $MPIRUN $MPIFLAGS -n $n "$T" --die
     done
 
+    # A rank that stops (SIGSTOP: alive and silent) before the last fence:
+    # the others' fmpl_finalize gives up after FMPL_PEER_TIMEOUT (PMIx's
+    # fence timeout) instead of waiting for ever, and mpirun ends the job
+    # with their exit code.
+    F=$here/progs/fault
+    if [ -x "$F" ]; then
+        run "mpirun -n 3, a rank stopped before the last fence: FMPL_PEER_TIMEOUT" 3 \
+            "PMIx_Fence waited 2 s (FMPL_PEER_TIMEOUT)" \
+            $MPIRUN $MPIFLAGS -x FMPL_PEER_TIMEOUT=2 -n 3 "$F" -a finalize -f stop -t 50
+    fi
+
     if [ -n "$M" ]; then
         for opts in "" "--boot-first" "--mpi-finalize-first" "--boot-first --mpi-finalize-first"; do
             for n in 1 2 4; do

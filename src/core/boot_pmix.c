@@ -52,6 +52,7 @@ struct pmix_priv {
     pmix_proc_t me;     /* our namespace and rank, from PMIx_Init */
     pmix_proc_t all;    /* {namespace, PMIX_RANK_WILDCARD}: the whole job */
     int dead;           /* a rank that missed a fence, or -1 */
+    int timeout;        /* FMPL_PEER_TIMEOUT in whole seconds, 0: none */
 };
 
 static int report(const char *call, pmix_status_t rc)
@@ -194,7 +195,8 @@ static int pmix_fence(fmpl_boot_t *b)
 {
     struct pmix_priv *p = b->priv;
     char key[48];
-    pmix_info_t info;
+    pmix_info_t info[2];
+    size_t ninfo = 1;
     pmix_value_t v;
     pmix_status_t rc;
     bool collect = true;
@@ -216,10 +218,22 @@ static int pmix_fence(fmpl_boot_t *b)
     /* COLLECT_DATA makes the server ship every rank's committed data to
      * every node during the fence, so get() afterwards is a local lookup
      * and never waits on a peer (no direct modex). */
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(&p->all, 1, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    PMIX_INFO_CONSTRUCT(&info[0]);
+    PMIX_INFO_LOAD(&info[0], PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    if (p->timeout > 0) {
+        PMIX_INFO_CONSTRUCT(&info[1]);
+        PMIX_INFO_LOAD(&info[1], PMIX_TIMEOUT, &p->timeout, PMIX_INT);
+        ninfo = 2;
+    }
+    rc = PMIx_Fence(&p->all, 1, info, ninfo);
+    for (size_t i = 0; i < ninfo; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc == PMIX_ERR_TIMEOUT) {
+        /* nobody can say who is missing: no rank's data came */
+        fprintf(stderr, "fmpl: rank %d: PMIx_Fence waited %d s (FMPL_PEER_TIMEOUT) for a "
+                "rank that never came: giving up\n", b->rank, p->timeout);
+        return FMPL_ERR_PEER;
+    }
     if (rc != PMIX_SUCCESS && !is_peer_failure(rc))
         return report("PMIx_Fence", rc);
 
@@ -443,6 +457,12 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
     p->all = p->me;
     p->all.rank = PMIX_RANK_WILDCARD;
     p->dead = -1;
+    /* a fence waits for a rank that stopped (or loops outside FMPL) no
+     * longer than any other wait of FMPL does (fmpl(7)); PMIx counts in
+     * whole seconds */
+    const char *pt = getenv("FMPL_PEER_TIMEOUT");
+    double t = pt ? atof(pt) : 0;
+    p->timeout = t > 0 ? (t < 1 ? 1 : t > 1e6 ? 1000000 : (int)(t + 0.999)) : 0;
 
     rc = PMIx_Get(&p->all, PMIX_JOB_SIZE, NULL, 0, &v);
     if (rc != PMIX_SUCCESS) {
