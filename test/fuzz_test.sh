@@ -18,7 +18,9 @@
 #   p2p     the point-to-point records a peer writes into our matching
 #           area (p2p/recv.c, send.c, cancel.c), against FMPL's p2p code
 #           over a fake transport that checks the ops table's contract
-# A harness that runs FMPL's own layers (p2p) is linked with the library's
+#   shm     what a peer's segment tells the shared-memory transport: its
+#           FIFO's chunks and acknowledgements, the keys of its headers
+# A harness that runs FMPL's own layers (p2p, shm) is linked with the library's
 # sources built the same way (once per run, in parallel: about 15 s).
 # Prints one line per harness and "N passed, M failed".
 set -u
@@ -59,7 +61,7 @@ libobjs() {
 srcs() {
     case $1 in
         mmsg) echo "$top/src/transport/mbox_msg.c" ;;
-        p2p) libobjs && echo "-lpthread -lrt -lm" ;;
+        p2p|shm) libobjs && echo "-lpthread -lrt -lm" ;;
         *) echo "" ;;
     esac
 }
