@@ -5,14 +5,16 @@
 #
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary), then
-#      check_p2p, check_coll and check_blacs again with FMPL_TRANSPORT=ofi
-#      (libfabric's tcp provider; check_p2p also on its shm provider), and
+#      check_p2p and check_coll again with FMPL_TRANSPORT=ofi (libfabric's
+#      tcp provider; its BLACS suite and the net and shm providers' p2p
+#      suites only when named), and check_p2p, check_coll and check_blacs
 #      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
 #      host name of their own (route transport, node-leader collectives);
 #      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
 #      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
 #      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
-#      model (check_errors too) and without it (check_p2p and check_coll);
+#      model (check_errors too) and without it (check_p2p and check_coll;
+#      tca's check_p2p only when named);
 #      and over real InfiniBand
 #      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in one and two qemu guests:
 #      test/dcfa_test.sh);
@@ -164,16 +166,19 @@ done
 
 # ---- 1b. the same suites on the libfabric transport ------------------
 # One host, every peer through libfabric: the tcp provider (tcp;ofi_rxm,
-# automatic progress) for point-to-point, collectives and BLACS, and the
-# shm provider (manual progress, driven by the transport's own thread) for
-# point-to-point.  The net provider (the tcp rewrite FMPL picks by itself
-# where libfabric has it) runs the multi-host jobs (multihost_default,
-# multihost_3hosts) and the forgery test; its full point-to-point suite
-# is `test/run_tests.sh ofi_net_check_p2p` (left out of make check for
-# its 40 minutes).
+# automatic progress) for point-to-point and collectives.  The BLACS over
+# libfabric run between fake hosts (route_check_blacs, below).  The net
+# provider (the tcp rewrite FMPL picks by itself where libfabric has it)
+# runs the multi-host jobs (multihost_default, multihost_3hosts) and the
+# forgery test.  Only when named, for make check's 40 minutes: the tcp
+# provider's BLACS suite (ofi_tcp_check_blacs, about 60 s), the net
+# provider's point-to-point suite (ofi_net_check_p2p, 70 s) and the shm
+# provider's (ofi_shm_check_p2p, 85 s: manual progress, driven by the
+# transport's own thread).
 if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     for t in check_p2p check_coll check_blacs; do
         [ -x "test/$t" ] || continue
+        [ $t = check_blacs ] && [ $# = 0 ] && continue
         selected "ofi_tcp_$t" "$@" || continue
         run_check "ofi_tcp_$t" "test/$t" FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
     done
@@ -181,7 +186,7 @@ if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
        [ $# -gt 0 ] && selected ofi_net_check_p2p "$@"; then
         run_check ofi_net_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=net
     fi
-    if [ -x test/check_p2p ] && selected ofi_shm_check_p2p "$@"; then
+    if [ -x test/check_p2p ] && [ $# -gt 0 ] && selected ofi_shm_check_p2p "$@"; then
         run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
     fi
     # A peer writing into another's mailbox as a third rank: dropped on
@@ -251,7 +256,8 @@ done
 # its point-to-point suite, tca_ib_check_p2p, only when named: make
 # check's 40 minutes); PEACH2 alone
 # inside sub-clusters of 4; and the model off with sub-clusters of 3
-# (point-to-point and collectives).
+# (collectives; point-to-point, tca_nomodel_check_p2p, only when named:
+# peach2_nomodel_check_p2p runs the same engine without its model).
 # test/check_tca tests what only tca has (and 16-node jobs).
 TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
 for t in check_p2p check_coll check_blacs check_errors; do
@@ -271,6 +277,7 @@ if [ -x test/check_coll ] && selected tca_peach2_check_coll "$@"; then
 fi
 for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
+    [ $t = check_p2p ] && [ $# = 0 ] && continue
     selected "tca_nomodel_$t" "$@" || continue
     run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
         FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
