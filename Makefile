@@ -145,7 +145,7 @@ endif
 all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
 .PHONY: all examples bench-build tests check deps install uninstall clean bench help faults soak \
-        man install-man uninstall-man
+        coverage man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -380,6 +380,19 @@ MINUTES ?= 60
 soak: all
 	./test/soak_test.sh -m $(MINUTES) -s $(SEED)
 
+# gcov's instrumentation over make check's tests, or TESTS="NAME..." (as
+# test/run_tests.sh takes them), then line and branch coverage per folder
+# (test/coverage.sh, gcovr).  It rebuilds the tree at -O0 with --coverage
+# and leaves it so: `make clean` before other work.
+TESTS ?=
+COVFLAGS = -O0 -g --coverage
+coverage: deps
+	$(MAKE) deps DEB_PKGS=gcovr
+	$(MAKE) clean
+	$(MAKE) -j$(NPROC) all CFLAGS="$(COVFLAGS)" FFLAGS="$(COVFLAGS)" LDFLAGS=--coverage
+	-./test/run_tests.sh $(TESTS)
+	./test/coverage.sh -f build/coverage.csv
+
 bench: deps
 	$(MAKE) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/run_local.sh
@@ -421,6 +434,8 @@ help:
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
 	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
+	@echo "  coverage       rebuild with --coverage, run the tests (TESTS=\"NAME...\": some),"
+	@echo "                 print line and branch coverage per folder (gcovr)"
 	@echo "  deps           install the Debian packages the build and tests need"
 	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
 	@echo "                 PKGCONFIGDIR MANDIR), with pkg-config files fmpl, fmpl-blacs"
