@@ -39,6 +39,7 @@
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"
 #include "transport/transport.h"
+#include "fuzz_input.h"
 
 #define PEER   1
 #define NUSER  2                   /* the user's indices */
@@ -59,28 +60,6 @@ static const fmpl_matrix_t shapes[] = {
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 static fmpl_mshape_t mx_shape;     /* the last matrix receive's, for announcements */
 static uint32_t mx_wait_seq;       /* the matrix receive we block in, 0: none */
-
-/* ---- the input ---------------------------------------------------------- */
-
-static const uint8_t *in_p;
-static size_t in_n;
-
-static int spent(void) { return in_n == 0; }
-static unsigned byte(void)
-{
-    if (!in_n)
-        return 0;
-    in_n--;
-    return *in_p++;
-}
-static void bytes(void *dst, size_t n)
-{
-    size_t k = n < in_n ? n : in_n;
-    memcpy(dst, in_p, k);
-    memset((uint8_t *)dst + k, 0, n - k);
-    in_p += k;
-    in_n -= k;
-}
 
 /* ---- the fake transport ------------------------------------------------- */
 
@@ -571,8 +550,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
     if (n < 1)
         return 0;
-    in_p = data + 1;
-    in_n = n - 1;
+    fuzz_start(data + 1, n - 1);
     job_open(data[0]);
     for (unsigned steps = 0; !spent() && steps < 256; steps++) {
         unsigned op = byte();

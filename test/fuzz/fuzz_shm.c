@@ -28,6 +28,7 @@
 #include "core/state.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
+#include "fuzz_input.h"
 
 #define NIDX    4
 #define NCHUNK  4
@@ -36,25 +37,6 @@
 #define PGEN    7                  /* its generation */
 #define MAXLEN  (3 * FMPL_SHM_CHUNK)
 
-static const uint8_t *in_p;
-static size_t in_n;
-
-static int spent(void) { return in_n == 0; }
-static unsigned byte(void)
-{
-    if (!in_n)
-        return 0;
-    in_n--;
-    return *in_p++;
-}
-static void bytes(void *dst, size_t n)
-{
-    size_t k = n < in_n ? n : in_n;
-    memcpy(dst, in_p, k);
-    memset((uint8_t *)dst + k, 0, n - k);
-    in_p += k;
-    in_n -= k;
-}
 /* a length or offset: small, near a boundary, or anything */
 static uint64_t amount(void)
 {
@@ -212,8 +194,7 @@ static void our_get(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
-    in_p = data;
-    in_n = n;
+    fuzz_start(data, n);
     job_open();
     for (unsigned steps = 0; !spent() && steps < 64; steps++) {
         switch (byte() % 5) {
