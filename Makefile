@@ -203,10 +203,10 @@ FMOD_VERSION = $(eval FMOD_VERSION := $(shell { gzip -dc $(FMOD) 2>/dev/null || 
     $(FC) -J$$d -c $$d/p.f90 -o $$d/p.o >/dev/null 2>&1 && gzip -dc $$d/p.mod; rm -rf $$d; }; } | \
     sed -n "1s/^GFORTRAN module version '\([0-9]*\)'.*/\1/p"))$(FMOD_VERSION)
 
-bin/fmplrun: tools/fmplrun.c $(HDRS)
+bin/fmplrun: tools/fmplrun.c src/core/parse.c $(HDRS)
 	@mkdir -p bin
 	$(say) CC $@
-	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c -lrt
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c src/core/parse.c -lrt
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -450,6 +450,8 @@ help:
 	@echo "  FMODDIR: where install puts the Fortran module fmpl.mod"
 	@echo "  (LIBDIR/fortran/gfortran-mod-N, N the module version of FC's .mod files)"
 
+# (the find: make coverage's programs leave gcov's notes and counts beside them)
 clean:
 	rm -rf build lib bin fmpl.pc fmpl-blacs.pc $(EX_C) $(EX_F) examples/pdgesv examples/pdgesv_f $(BENCH) $(BENCH_MPI) \
 	       $(TEST_UNIT) $(TEST_PROGS) $(TEST_FPROGS) test/logs bench/out
+	find . \( -name '*.gcno' -o -name '*.gcda' \) -delete

@@ -355,6 +355,45 @@ START_TEST(test_exit_without_finalize)
 }
 END_TEST
 
+/* ---- settings ------------------------------------------------------------------ */
+
+/* A setting FMPL cannot read whole, or out of range, fails fmpl_init with
+ * a line naming it (core/env.c), where it used to be clamped, cut at the
+ * first bad byte or ignored: each of these started a job once. */
+static const struct set_spec {
+    const char *env, *said;
+} set_specs[] = {
+    {"FMPL_INLINE=32", "FMPL_INLINE=32: bytes a message may carry"},
+    {"FMPL_INLINE=8bytes", "FMPL_INLINE=8bytes: bytes"},
+    {"FMPL_EARLY=no", "FMPL_EARLY=no: 0 (every message waits"},
+    {"FMPL_MAX_COMMS=0", "FMPL_MAX_COMMS=0: communicators alive at once, 1 to 4096"},
+    {"FMPL_MAX_HALOS=99999", "FMPL_MAX_HALOS=99999: halo exchanges"},
+    {"FMPL_PEER_TIMEOUT=-1", "FMPL_PEER_TIMEOUT=-1: seconds a wait"},
+    {"FMPL_PEER_TIMEOUT=2s", "FMPL_PEER_TIMEOUT=2s: seconds a wait"},
+    {"FMPL_SPLIT_MIN=64KB", "FMPL_SPLIT_MIN=64KB: bytes above which"},
+    {"FMPL_PROGRESS_THREAD=yes", "FMPL_PROGRESS_THREAD=yes: 0 (never) or 1"},
+    {"FMPL_VERBOSE=2", "FMPL_VERBOSE=2: 0 or 1"},
+    {"FMPL_TRANSPORT=shm FMPL_SHM_EAGER=-1", "FMPL_SHM_EAGER=-1: bytes above which"},
+    {"FMPL_TRANSPORT=shm FMPL_SHM_EAGER=99999999999999999999", "FMPL_SHM_EAGER=9999"},
+    {"FMPL_TRANSPORT=shm FMPL_SHM_FIFO=1M5", "FMPL_SHM_FIFO=1M5: bytes of each FIFO"},
+    {"FMPL_TRANSPORT=shm FMPL_SHM_CMA=off", "FMPL_SHM_CMA=off: 0 (no cross-memory attach)"},
+    {"FMPL_TRANSPORT=ofi FMPL_OFI_PROGRESS=Manual", "FMPL_OFI_PROGRESS=Manual: auto or manual"},
+    {"FMPL_TRANSPORT=ofi FMPL_OFI_MR_CACHE=on", "FMPL_OFI_MR_CACHE=on: 0 (close"},
+    {"FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=off", "FMPL_TCW_MODEL=off: 0 (functional emulation"},
+};
+
+/* once, under the default transport (the table names its own) */
+START_TEST(test_settings)
+{
+    const char *t = getenv("FMPL_TRANSPORT");
+    if (t && *t) {
+        fprintf(stderr, "  settings: run under the default transport only\n");
+        return;
+    }
+    tl_run_refused(2, set_specs[_i].env, set_specs[_i].said);
+}
+END_TEST
+
 static Suite *errors_suite(void)
 {
     Suite *s = suite_create("errors");
@@ -367,6 +406,11 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_version_and_request);
     tcase_add_test(tc, test_wtime_monotonic);
     tcase_add_test(tc, test_before_init);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("settings");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, test_settings, 0, (int)(sizeof set_specs / sizeof set_specs[0]));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("workers");

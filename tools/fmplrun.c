@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "core/launch_ctl.h"
+#include "core/parse.h"
 #include "fmpl.h"
 
 #define DEFAULT_GRACE_MS 3000     /* dead rank -> SIGTERM to the others */
@@ -196,7 +197,6 @@ static void parse_args(int argc, char **argv)
 
     for (i = 1; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i], *val;
-        char *end;
 
         if (strcmp(a, "--") == 0) {
             i++;
@@ -219,9 +219,7 @@ static void parse_args(int argc, char **argv)
             val = isdigit((unsigned char)a[2]) ? a + 2 : argv[++i];
             if (val == NULL)
                 usage_error("%s needs a number of processes", a);
-            errno = 0;
-            n = strtol(val, &end, 10);
-            if (errno != 0 || end == val || *end != '\0' || n < 1 || n > FMPL_CTL_MAX_SIZE)
+            if (fmpl_parse_long(val, 1, FMPL_CTL_MAX_SIZE, &n) != 0)
                 usage_error("the number of processes must be 1 to %d, not '%s'",
                             FMPL_CTL_MAX_SIZE, val);
             job.n = (int)n;
@@ -230,10 +228,7 @@ static void parse_args(int argc, char **argv)
             val = a[1] == '-' && a[9] == '=' ? a + 10 : argv[++i];
             if (val == NULL)
                 usage_error("%s needs a number of seconds", a);
-            errno = 0;
-            job.timeout_s = strtod(val, &end);
-            if (errno != 0 || end == val || *end != '\0' || !(job.timeout_s > 0) ||
-                job.timeout_s > 1e9)
+            if (fmpl_parse_double(val, 0, 1e9, &job.timeout_s) != 0 || !(job.timeout_s > 0))
                 usage_error("the timeout must be a number of seconds > 0, not '%s'", val);
         } else {
             usage_error("unknown option '%s'", a);
@@ -348,17 +343,15 @@ static void setup_env(void)
 static void grace_from_env(void)
 {
     const char *s = getenv("FMPL_KILL_GRACE");
-    char *end;
     double v;
 
     job.grace_ms = DEFAULT_GRACE_MS;
     if (s == NULL || *s == '\0')
         return;
-    v = strtod(s, &end);
-    if (end == s || *end != '\0' || !(v >= 0) || v > 1e6)
-        fprintf(stderr, "fmplrun: ignoring FMPL_KILL_GRACE='%s' (want seconds >= 0)\n", s);
-    else
-        job.grace_ms = (long long)(v * 1000 + 0.5);
+    if (fmpl_parse_double(s, 0, 1e6, &v) != 0)
+        usage_error("FMPL_KILL_GRACE=%s: seconds between a rank's failure and SIGTERM to the "
+                    "others, 0 to 1e6", s);
+    job.grace_ms = (long long)(v * 1000 + 0.5);
 }
 
 /* --prefix needs two pipes per rank. */

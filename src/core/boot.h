@@ -49,6 +49,9 @@ struct fmpl_boot {
     char jobid[FMPL_BOOT_JOBID_MAX];   /* unique per job; [A-Za-z0-9_-] only */
     const struct fmpl_boot_ops *ops;
     void *priv;
+    /* set by the caller before opening: seconds a fence waits for a rank
+     * that does not come (FMPL_PEER_TIMEOUT), 0: no limit */
+    double peer_timeout;
 };
 
 /* Each returns FMPL_SUCCESS, FMPL_ERR_UNSUPPORTED when its launcher is not

@@ -364,8 +364,7 @@ int fmpl_boot_local_open(fmpl_boot_t *b)
     }
     p->ctl = c;
     p->bytes = (size_t)st.st_size;
-    const char *pt = getenv("FMPL_PEER_TIMEOUT");
-    p->peer_timeout_ns = pt && atof(pt) > 0 ? (long long)(atof(pt) * 1e9) : 0;
+    p->peer_timeout_ns = b->peer_timeout > 0 ? (long long)(b->peer_timeout * 1e9) : 0;
     /* Our own children must not join the job by accident. */
     fcntl((int)fd, F_SETFD, FD_CLOEXEC);
 

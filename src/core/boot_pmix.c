@@ -460,8 +460,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
     /* a fence waits for a rank that stopped (or loops outside FMPL) no
      * longer than any other wait of FMPL does (fmpl(7)); PMIx counts in
      * whole seconds */
-    const char *pt = getenv("FMPL_PEER_TIMEOUT");
-    double t = pt ? atof(pt) : 0;
+    double t = b->peer_timeout;
     p->timeout = t > 0 ? (t < 1 ? 1 : t > 1e6 ? 1000000 : (int)(t + 0.999)) : 0;
 
     rc = PMIx_Get(&p->all, PMIX_JOB_SIZE, NULL, 0, &v);

@@ -11,6 +11,7 @@
 
 #include "fmpl.h"
 #include "core/cpu.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
@@ -28,19 +29,48 @@
 
 fmpl_state_t fmpl_g = { .dead_logged = -1 };
 
-static int env_flag(const char *name)
-{
-    const char *e = getenv(name);
-    return e && *e && strcmp(e, "0") != 0;
-}
+/* FMPL_PROGRESS_THREAD: -1 unset, 0, 1 */
+static int progress_thread;
 
-static int env_int(const char *name, int def, int lo, int hi)
+/* Every setting of fmpl(7)'s "Every transport", checked before anything
+ * is made: a bad one fails fmpl_init with FMPL_ERR_ARG and its name. */
+static int read_settings(void)
 {
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return def;
-    long v = strtol(e, NULL, 0);
-    return v < lo ? lo : v > hi ? hi : (int)v;
+    long inline_max, early, comms, halos;
+    uint64_t split_min;
+    int rc = fmpl_env_bool("FMPL_VERBOSE", 0, "0 or 1 (1: say what FMPL chose and why)",
+                           &fmpl_g.verbose);
+    rc = rc ? rc : fmpl_env_double("FMPL_PEER_TIMEOUT", 0, 0, 1e9,
+                                   "seconds a wait on one peer may last, 0 (no limit) to 1e9",
+                                   &fmpl_g.peer_timeout);
+    rc = rc ? rc : fmpl_env_size("FMPL_SPLIT_MIN", FMPL_SPLIT_MIN_DEFAULT, 0, UINT64_MAX,
+                                 "bytes above which sender and receiver copy half each "
+                                 "(K, M, G allowed; 0: never)", &split_min);
+    /* The protocol of the paper (seeds/003, 4.2): FMPL_INLINE=0 writes
+     * even an 8-byte message into the receive buffer and then the flag,
+     * and FMPL_EARLY=0 waits for every header (bench/sr8000 measures
+     * Table 1 so).  Every rank must use the same values. */
+    rc = rc ? rc : fmpl_env_long("FMPL_INLINE", FMPL_INLINE_MAX, 0, FMPL_INLINE_MAX,
+                                 "bytes a message may carry in its completion record, "
+                                 "0 to 24", &inline_max);
+    rc = rc ? rc : fmpl_env_long("FMPL_EARLY", 1, 0, 1,
+                                 "0 (every message waits for its receive's header) or 1",
+                                 &early);
+    rc = rc ? rc : fmpl_env_long("FMPL_MAX_COMMS", FMPL_MAX_COMMS_DEFAULT, 1, 4096,
+                                 "communicators alive at once, 1 to 4096", &comms);
+    rc = rc ? rc : fmpl_env_long("FMPL_MAX_HALOS", FMPL_MAX_HALOS_DEFAULT, 0, 4096,
+                                 "halo exchanges alive at once, 0 to 4096", &halos);
+    rc = rc ? rc : fmpl_env_bool("FMPL_PROGRESS_THREAD", -1,
+                                 "0 (never) or 1 (from fmpl_init on); unset: when needed",
+                                 &progress_thread);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    fmpl_g.split_min = split_min ? split_min : UINT64_MAX;   /* 0 turns splitting off */
+    fmpl_g.inline_max = (unsigned)inline_max;
+    fmpl_g.early = (int)early;
+    fmpl_g.max_comms = (int)comms;
+    fmpl_g.max_halos = (int)halos;
+    return FMPL_SUCCESS;
 }
 
 static void release_all(void)
@@ -63,22 +93,13 @@ int fmpl_init(int count)
     if (count < 1 || count > FMPL_MAX_INDICES)
         return FMPL_ERR_ARG;
 
-    fmpl_g.verbose = env_flag("FMPL_VERBOSE");
-    const char *pt = getenv("FMPL_PEER_TIMEOUT");
-    fmpl_g.peer_timeout = pt ? atof(pt) : 0;
+    int rc = read_settings();
+    if (rc != FMPL_SUCCESS)
+        return rc;
     fmpl_g.dead_logged = -1;
-    const char *sm = getenv("FMPL_SPLIT_MIN");
-    fmpl_g.split_min = sm ? strtoull(sm, NULL, 0) : FMPL_SPLIT_MIN_DEFAULT;
-    if (fmpl_g.split_min == 0)
-        fmpl_g.split_min = UINT64_MAX;            /* 0 turns splitting off */
-    /* The protocol of the paper (seeds/003, 4.2): FMPL_INLINE=0 writes even
-     * an 8-byte message into the receive buffer and then the flag, and
-     * FMPL_EARLY=0 waits for every header (bench/sr8000 measures Table 1
-     * so).  Every rank must use the same values. */
-    fmpl_g.inline_max = (unsigned)env_int("FMPL_INLINE", FMPL_INLINE_MAX, 0, FMPL_INLINE_MAX);
-    fmpl_g.early = env_int("FMPL_EARLY", 1, 0, 1);
+    fmpl_g.boot.peer_timeout = fmpl_g.peer_timeout;
 
-    int rc = fmpl_boot_open(&fmpl_g.boot);
+    rc = fmpl_boot_open(&fmpl_g.boot);
     if (rc != FMPL_SUCCESS) {
         memset(&fmpl_g.boot, 0, sizeof fmpl_g.boot);
         return rc == FMPL_ERR_PEER ? rc : FMPL_ERR_INIT;
@@ -89,8 +110,6 @@ int fmpl_init(int count)
     /* the user's indices, then the communicators' and the halo exchanges',
      * and one for point-to-point control */
     fmpl_g.user_nidx = count;
-    fmpl_g.max_comms = env_int("FMPL_MAX_COMMS", FMPL_MAX_COMMS_DEFAULT, 1, 4096);
-    fmpl_g.max_halos = env_int("FMPL_MAX_HALOS", FMPL_MAX_HALOS_DEFAULT, 0, 4096);
     fmpl_g.nidx = count + fmpl_g.max_comms * FMPL_COMM_NIDX + fmpl_g.max_halos * FMPL_HALO_NIDX
                   + 1;
     fmpl_g.ctl_idx = fmpl_g.nidx - 1;
@@ -124,12 +143,11 @@ int fmpl_init(int count)
      * we block outside FMPL, e.g. in MPI); 0: never.  Not on an emulated
      * machine with a clock: its time would depend on when the thread
      * happened to run; every FMPL call makes progress there instead. */
-    const char *lazy = getenv("FMPL_PROGRESS_THREAD");
-    fmpl_g.thread_lazy = (!lazy || !*lazy) && !fmpl_g.tl.clock;
-    if (fmpl_g.tl.clock && env_flag("FMPL_PROGRESS_THREAD"))
+    fmpl_g.thread_lazy = progress_thread < 0 && !fmpl_g.tl.clock;
+    if (fmpl_g.tl.clock && progress_thread == 1)
         fmpl_log_info("FMPL_PROGRESS_THREAD ignored: %s keeps an emulated clock",
                       fmpl_g.tl.ops->name);
-    else if (env_flag("FMPL_PROGRESS_THREAD") && fmpl_progress_thread_start() != FMPL_SUCCESS) {
+    else if (progress_thread == 1 && fmpl_progress_thread_start() != FMPL_SUCCESS) {
         fmpl_g.initialized = 0;
         release_all();
         return FMPL_ERR_SYSTEM;

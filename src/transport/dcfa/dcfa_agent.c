@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
@@ -394,10 +395,11 @@ static void agent_main(int lfd)
         dup2(null, 1);
     }
     close_range(4, ~0U, 0);
-    double wait = 30;
-    const char *w = getenv("FMPL_DCFA_AGENT_WAIT");
-    if (w && *w)
-        wait = atof(w);
+    /* a bad value is logged and the default kept: the ranks that wait
+     * for us report the failure to start, not this process */
+    double wait;
+    fmpl_env_double("FMPL_DCFA_AGENT_WAIT", 30, 0, 1e6,
+                    "seconds the agent waits for its first rank, 0 to 1e6", &wait);
 
     /* the device as the direct mode opens it (FMPL_DCFA_DEVICE, _PORT,
      * _GID_INDEX from the rank's environment) */

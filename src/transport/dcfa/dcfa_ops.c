@@ -24,6 +24,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "transport/dcfa/dcfa.h"
@@ -203,19 +204,16 @@ int fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer)
 
 /* ---- the device --------------------------------------------------------- */
 
+/* An int setting (env.h's rules); unset leaves *v as it is.  -1 if bad. */
 static int env_int(const char *name, int lo, int hi, int *v)
 {
-    const char *s = getenv(name);
-    if (!s || !*s)
-        return 0;
-    char *end;
-    long x = strtol(s, &end, 10);
-    if (*end || x < lo || x > hi) {
-        fmpl_log_err("%s=%s: not a number from %d to %d", name, s, lo, hi);
+    char what[64];
+    long x;
+    snprintf(what, sizeof what, "not a number from %d to %d", lo, hi);
+    if (fmpl_env_long(name, *v, lo, hi, what, &x) != FMPL_SUCCESS)
         return -1;
-    }
     *v = (int)x;
-    return 1;
+    return 0;
 }
 
 /* The first IPv4-mapped GID (::ffff:a.b.c.d: RoCE v2 over IPv4), else 0. */

@@ -36,6 +36,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
@@ -290,12 +291,10 @@ static void split_close(fmpl_dcfa_t *d)
 int fmpl_dcfa_dev_open(fmpl_dcfa_t *d, int cqe)
 {
     d->agent = d->cmd_fd = -1;
-    const char *m = getenv("FMPL_DCFA_AGENT");
-    if (m && *m && strcmp(m, "0") != 0 && strcmp(m, "1") != 0) {
-        fmpl_log_err("FMPL_DCFA_AGENT=%s: not 0 or 1", m);
+    int want;                               /* -1: where it can */
+    if (fmpl_env_bool("FMPL_DCFA_AGENT", -1, "0 (direct mode) or 1 (the host-side agent)",
+                      &want) != FMPL_SUCCESS)
         return FMPL_ERR_ARG;
-    }
-    int want = m && *m ? m[0] == '1' : -1;   /* -1: where it can */
     const char *why = "FMPL_DCFA_AGENT=0";
     if (want != 0) {
         d->split = 1;

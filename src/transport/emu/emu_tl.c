@@ -11,6 +11,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/emu/emu_tl.h"
 #include "transport/seg.h"
@@ -235,28 +236,17 @@ static double *param_field(void *model, const fmpl_emu_param_t *p)
 int fmpl_emu_params_read(const char *prefix, const fmpl_emu_param_t *p, size_t n,
                          void *model, int *on)
 {
-    char name[96];
+    char name[96], what[256];
     snprintf(name, sizeof name, "%sMODEL", prefix);
-    const char *e = getenv(name);
-    *on = !(e && strcmp(e, "0") == 0);
-    for (size_t i = 0; i < n; i++) {
-        double *v = param_field(model, &p[i]);
-        *v = p[i].def;
+    int rc = fmpl_env_bool(name, 1, "0 (functional emulation, this machine's clock) or 1 "
+                           "(the timing model)", on);
+    for (size_t i = 0; i < n && rc == FMPL_SUCCESS; i++) {
         snprintf(name, sizeof name, "%s%s", prefix, p[i].name);
-        const char *s = getenv(name);
-        if (!s || !*s)
-            continue;
-        char *end;
-        errno = 0;
-        double x = strtod(s, &end);
-        if (errno || *end || !isfinite(x) || x < p[i].lo) {
-            fmpl_log_err("%s=%s: not a number >= %g (%s: %s)", name, s, p[i].lo, p[i].unit,
-                         p[i].source);
-            return FMPL_ERR_ARG;
-        }
-        *v = x;
+        snprintf(what, sizeof what, "not a number >= %g (%s: %s)", p[i].lo, p[i].unit,
+                 p[i].source);
+        rc = fmpl_env_double(name, p[i].def, p[i].lo, HUGE_VAL, what, param_field(model, &p[i]));
     }
-    return FMPL_SUCCESS;
+    return rc;
 }
 
 void fmpl_emu_params_log(const char *fabric, const char *prefix, const fmpl_emu_param_t *p,

@@ -185,8 +185,9 @@ int  fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgo
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
 void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
 /* decide o->cache_idle: `by_address`, the provider reaches registered
- * memory through its virtual address at each transfer */
-void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address);
+ * memory through its virtual address at each transfer; `setting`,
+ * FMPL_OFI_MR_CACHE's 0 or 1, or -1 when unset */
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting);
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p);
 int  fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,

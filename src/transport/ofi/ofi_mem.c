@@ -35,12 +35,9 @@
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
 
-void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address)
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting)
 {
-    o->cache_idle = by_address;
-    const char *e = getenv("FMPL_OFI_MR_CACHE");
-    if (e && (strcmp(e, "0") == 0 || strcmp(e, "1") == 0))
-        o->cache_idle = e[0] == '1';
+    o->cache_idle = setting >= 0 ? setting : by_address;
 }
 
 int fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,

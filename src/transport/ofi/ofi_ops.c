@@ -25,6 +25,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/ofi/ofi.h"
 
@@ -251,6 +252,20 @@ static int ofi_want_source(struct fi_info **in)
 
 static int ofi_open(fmpl_tl_t *tl)
 {
+    /* the settings (fmpl(7)).  FMPL_OFI_PROGRESS=manual: drive the
+     * provider ourselves even where it could progress on its own (its
+     * thread competes for the cores); FMPL_OFI_CHECK_SOURCE=0: do not ask
+     * who sent each message (the test of the check needs the unchecked
+     * path too); FMPL_OFI_MR_CACHE: ofi_mem.c */
+    static const char *const progress[] = { "auto", "manual", NULL };
+    int manual, check_src, mr_cache;
+    if (fmpl_env_choice("FMPL_OFI_PROGRESS", progress, 0,
+                        "auto or manual (FMPL's calls drive the provider)", &manual) ||
+        fmpl_env_bool("FMPL_OFI_CHECK_SOURCE", 1,
+                      "0 (do not ask the provider who sent each message) or 1", &check_src) ||
+        fmpl_env_bool("FMPL_OFI_MR_CACHE", -1,
+                      "0 (close unused registrations) or 1 (keep them)", &mr_cache))
+        return FMPL_ERR_ARG;
     int lrc = fmpl_ofi_lib_load();
     if (lrc != FMPL_SUCCESS)
         return lrc;
@@ -277,11 +292,7 @@ static int ofi_open(fmpl_tl_t *tl)
 
     struct fi_info *list = NULL;
     int rc = -FI_ENODATA;
-    /* FMPL_OFI_PROGRESS=manual: drive the provider ourselves even where
-     * it could progress on its own (its thread competes for the cores) */
-    const char *pe = getenv("FMPL_OFI_PROGRESS");
-    int want_auto = !(pe && strcmp(pe, "manual") == 0);
-    for (int autoprog = want_auto; autoprog >= 0 && rc != 0; autoprog--)
+    for (int autoprog = !manual; autoprog >= 0 && rc != 0; autoprog--)
         rc = ofi_getinfo(&list, autoprog);
     if (rc != 0) {
         fmpl_log_err("ofi: no libfabric provider with RDM endpoints, messages, RMA and "
@@ -299,10 +310,7 @@ static int ofi_open(fmpl_tl_t *tl)
         ofi_close(tl);
         return FMPL_ERR_NOMEM;
     }
-    /* FMPL_OFI_CHECK_SOURCE=0: do not ask (the test of the check needs
-     * the unchecked path too) */
-    const char *cs = getenv("FMPL_OFI_CHECK_SOURCE");
-    if (!(cs && strcmp(cs, "0") == 0))
+    if (check_src)
         o->check_src = ofi_want_source(&o->info);
     struct fi_info *in = o->info;
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
@@ -314,7 +322,7 @@ static int ofi_open(fmpl_tl_t *tl)
     tl->kernel_any = core_is(pn, "tcp") || core_is(pn, "net") || core_is(pn, "sockets") ||
                      core_is(pn, "udp");   /* net: libfabric 1.17's newer tcp */
     tl->kernel_peer = NULL;
-    fmpl_ofi_mem_policy(o, tl->kernel_any || core_is(pn, "shm"));
+    fmpl_ofi_mem_policy(o, tl->kernel_any || core_is(pn, "shm"), mr_cache);
     if (o->virt_addr)
         tl->caps |= FMPL_TL_CAP_VADDR;
     o->next_key = 1;               /* keys are per domain, i.e. per process; small

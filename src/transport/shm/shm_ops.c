@@ -10,6 +10,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/shm/shm.h"
 
@@ -33,10 +34,17 @@ static int shm_open_(fmpl_tl_t *tl)
     tl->ngroups = tl->nhosts;
     tl->max_inline = FMPL_SHM_REC_MAX;
 
-    const char *e = getenv("FMPL_SHM_CMA");
-    s->cma = !(e && strcmp(e, "0") == 0);
-    e = getenv("FMPL_SHM_EAGER");
-    s->eager = e ? strtoull(e, NULL, 0) : FMPL_SHM_EAGER_DEFAULT;
+    uint64_t eager;
+    int rc = fmpl_env_bool("FMPL_SHM_CMA", 1, "0 (no cross-memory attach) or 1", &s->cma);
+    rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
+                                 "bytes above which messages go by cross-memory attach "
+                                 "(K, M, G allowed)", &eager);
+    if (rc != FMPL_SUCCESS) {
+        tl->priv = NULL;
+        free(s);
+        return rc;
+    }
+    s->eager = (size_t)eager;
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
@@ -51,7 +59,7 @@ static int shm_open_(fmpl_tl_t *tl)
     for (int r = 0; r < tl->size; r++)
         s->peers[r].cma_ok = 1;
 
-    int rc = fmpl_shm_seg_create(s);
+    rc = fmpl_shm_seg_create(s);
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)

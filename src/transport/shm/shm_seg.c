@@ -19,6 +19,7 @@
 
 #include "fmpl.h"
 #include "core/boot.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
@@ -28,18 +29,18 @@ static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 /* Chunks per FIFO: FMPL_SHM_FIFO bytes, else the budget over the peers
  * we serve (shm.h).  Every rank of the segment group computes the same
  * unless their environments differ, which mapping the peers detects. */
-static uint32_t fifo_nchunk(const fmpl_tl_t *tl)
+static int fifo_nchunk(const fmpl_tl_t *tl, uint32_t *nchunk)
 {
-    const char *e = getenv("FMPL_SHM_FIFO");
-    if (e && *e) {
-        char *end;
-        unsigned long long v = strtoull(e, &end, 0);
-        unsigned shift = *end == 'k' || *end == 'K' ? 10 : *end == 'm' || *end == 'M' ? 20 : 0;
-        end += shift != 0;
-        if (!*end && v >= (2u * FMPL_SHM_CHUNK) >> shift && v <= FMPL_SHM_FIFO_LIMIT >> shift)
-            return (uint32_t)((v << shift) / FMPL_SHM_CHUNK);
-        fmpl_log_err("FMPL_SHM_FIFO=%s is not a size from %u to %u bytes (K, M allowed): "
-                     "ignored", e, 2 * FMPL_SHM_CHUNK, FMPL_SHM_FIFO_LIMIT);
+    char what[128];
+    snprintf(what, sizeof what, "bytes of each FIFO to a peer, %u to %u (K, M allowed)",
+             2 * FMPL_SHM_CHUNK, FMPL_SHM_FIFO_LIMIT);
+    uint64_t v;
+    int rc = fmpl_env_size("FMPL_SHM_FIFO", 0, 2 * FMPL_SHM_CHUNK, FMPL_SHM_FIFO_LIMIT, what, &v);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (v != 0) {
+        *nchunk = (uint32_t)(v / FMPL_SHM_CHUNK);
+        return FMPL_SUCCESS;
     }
     int peers = 0;
     for (int r = 0; r < tl->size; r++)
@@ -47,7 +48,8 @@ static uint32_t fifo_nchunk(const fmpl_tl_t *tl)
     size_t bytes = FMPL_SHM_FIFO_BUDGET / (size_t)(peers ? peers : 1);
     bytes = bytes < FMPL_SHM_FIFO_MIN ? FMPL_SHM_FIFO_MIN
           : bytes > FMPL_SHM_FIFO_MAX ? FMPL_SHM_FIFO_MAX : bytes;
-    return (uint32_t)(bytes / FMPL_SHM_CHUNK);
+    *nchunk = (uint32_t)(bytes / FMPL_SHM_CHUNK);
+    return FMPL_SUCCESS;
 }
 
 /* Every rank computes the same layout from (size, nidx, FIFO depth). */
@@ -77,13 +79,17 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
 int fmpl_shm_seg_create(fmpl_shm_t *s)
 {
     fmpl_tl_t *tl = s->tl;
-    layout(&s->layout, tl->size, tl->nidx, fifo_nchunk(tl));
+    uint32_t nchunk;
+    int rc = fifo_nchunk(tl, &nchunk);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    layout(&s->layout, tl->size, tl->nidx, nchunk);
     fmpl_log_info("shm: FIFOs of %u KiB to each peer",
                   s->layout.fifo_nchunk * (FMPL_SHM_CHUNK / 1024));
     s->seg_len = s->layout.seg_len;
 
     void *base;
-    int rc = fmpl_seg_create("fmpl-shm", s->seg_len, &s->fd, &base);
+    rc = fmpl_seg_create("fmpl-shm", s->seg_len, &s->fd, &base);
     if (rc != FMPL_SUCCESS)
         return rc;
     s->seg = base;

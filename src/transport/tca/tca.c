@@ -38,12 +38,13 @@
  * (tl->group): leaders talk over InfiniBand, members over PEACH2.
  */
 #define _GNU_SOURCE
-#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmpl.h"
+#include "core/env.h"
 #include "core/log.h"
 #include "transport/ib/ib.h"
 #include "transport/peach2/p2.h"
@@ -54,7 +55,7 @@
 #define TCA_MAX_ENTRIES 131072
 
 enum { POLICY_HYBRID, POLICY_PEACH2, POLICY_IB };
-static const char *const policy_name[] = { "hybrid", "peach2", "ib" };
+static const char *const policy_name[] = { "hybrid", "peach2", "ib", NULL };
 
 typedef struct tca {
     fmpl_route_t core;             /* first: part[NEAR] PEACH2, part[FAR] InfiniBand */
@@ -124,59 +125,27 @@ static const fmpl_tl_ops_t ib_part_ops = {
 
 static int read_settings(tca_t *t)
 {
-    const char *s = getenv("FMPL_TCA_SUBCLUSTER");
-    t->S = FMPL_P2_MAX_NODES;
-    if (s && *s) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno || *end || v < 1 || v > FMPL_P2_MAX_NODES) {
-            fmpl_log_err("FMPL_TCA_SUBCLUSTER=%s: nodes a PEACH2 sub-cluster joins, 1 to %d",
-                         s, FMPL_P2_MAX_NODES);
-            return FMPL_ERR_ARG;
-        }
-        t->S = (int)v;
-    }
-    s = getenv("FMPL_TCA_ROUTE");
-    t->policy = POLICY_HYBRID;
-    if (s && *s) {
-        int k = 0;
-        while (k < 3 && strcmp(s, policy_name[k]) != 0)
-            k++;
-        if (k == 3) {
-            fmpl_log_err("FMPL_TCA_ROUTE=%s: hybrid (PEACH2 for small and block-stride "
-                         "writes, InfiniBand for large ones), peach2 or ib", s);
-            return FMPL_ERR_ARG;
-        }
-        t->policy = k;
-    }
-    s = getenv("FMPL_TCA_SWITCH_BYTES");
-    t->switch_bytes = 512 * 1024;
-    if (s && *s) {
-        char *end;
-        errno = 0;
-        double v = strtod(s, &end);
-        if (errno || *end || !(v >= 0)) {
-            fmpl_log_err("FMPL_TCA_SWITCH_BYTES=%s: not a size in bytes (contiguous writes "
-                         "larger than this take InfiniBand; seeds/000 Fig. 4: 512 KB)", s);
-            return FMPL_ERR_ARG;
-        }
-        t->switch_bytes = v;
-    }
-    t->ib_hops = -1;               /* from the models (tca_open) */
-    s = getenv("FMPL_TCA_IB_HOPS");
-    if (s && *s) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno || *end || v < 0 || v > 64) {
-            fmpl_log_err("FMPL_TCA_IB_HOPS=%s: near peers this many PEACH2 hops away or more "
-                         "take InfiniBand (0: none)", s);
-            return FMPL_ERR_ARG;
-        }
-        t->ib_hops = (int)v;
-    }
-    return FMPL_SUCCESS;
+    char what[160];
+    long v;
+    snprintf(what, sizeof what, "nodes a PEACH2 sub-cluster joins, 1 to %d", FMPL_P2_MAX_NODES);
+    int rc = fmpl_env_long("FMPL_TCA_SUBCLUSTER", FMPL_P2_MAX_NODES, 1, FMPL_P2_MAX_NODES,
+                           what, &v);
+    t->S = (int)v;
+    int policy;
+    rc = rc ? rc : fmpl_env_choice("FMPL_TCA_ROUTE", policy_name, POLICY_HYBRID,
+                                   "hybrid (PEACH2 for small and block-stride writes, "
+                                   "InfiniBand for large ones), peach2 or ib", &policy);
+    t->policy = policy;
+    rc = rc ? rc : fmpl_env_double("FMPL_TCA_SWITCH_BYTES", 512 * 1024, 0, HUGE_VAL,
+                                   "not a size in bytes (contiguous writes larger than this "
+                                   "take InfiniBand; seeds/000 Fig. 4: 512 KB)",
+                                   &t->switch_bytes);
+    /* unset: -1, from the models (tca_open) */
+    rc = rc ? rc : fmpl_env_long("FMPL_TCA_IB_HOPS", -1, 0, 64,
+                                 "near peers this many PEACH2 hops away or more take "
+                                 "InfiniBand (0: none), 0 to 64", &v);
+    t->ib_hops = (int)v;
+    return rc;
 }
 
 /* The least hop count at which a record stored by PIO reaches its peer

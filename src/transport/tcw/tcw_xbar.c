@@ -17,7 +17,9 @@
 #include <string.h>
 
 #include "fmpl.h"
+#include "core/env.h"
 #include "core/log.h"
+#include "core/parse.h"
 #include "transport/tcw/tcw.h"
 
 #define XBAR_MAX_X 8               /* nodes on one x-crossbar */
@@ -26,12 +28,17 @@
 
 static int parse_shape(const char *s, int *X, int *Y)
 {
-    char *end;
-    long x = strtol(s, &end, 10);
-    if (*end != 'x' && *end != 'X')
+    /* X and Y whole, each parsed on its own copy (strtol would take
+     * " 2x+8" and "2x8junk"'s prefix) */
+    char buf[32];
+    long x, y;
+    const char *sep = strpbrk(s, "xX");
+    if (sep == NULL || (size_t)(sep - s) >= sizeof buf)
         return -1;
-    long y = strtol(end + 1, &end, 10);
-    if (*end || x < 1 || x > XBAR_MAX_X || y < 1 || y > XBAR_MAX_Y)
+    memcpy(buf, s, (size_t)(sep - s));
+    buf[sep - s] = '\0';
+    if (fmpl_parse_long(buf, 1, XBAR_MAX_X, &x) != 0 ||
+        fmpl_parse_long(sep + 1, 1, XBAR_MAX_Y, &y) != 0)
         return -1;
     *X = (int)x;
     *Y = (int)y;
@@ -44,6 +51,8 @@ static int parse_partition(tcw_xbar_t *x, const char *s)
 {
     x->exclusive = x->global = x->shared_overlap = 0;
     char buf[128];
+    if (strlen(s) >= sizeof buf)   /* a cut list could read as another */
+        return -1;
     snprintf(buf, sizeof buf, "%s", s);
     for (char *save = NULL, *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
         if (strcmp(w, "exclusive") == 0)
@@ -69,17 +78,13 @@ int fmpl_tcw_xbar_init(tcw_xbar_t *x, int size)
                      "x-crossbar and 1 <= Y <= %d", e, XBAR_MAX_X, XBAR_MAX_Y);
         return FMPL_ERR_ARG;
     }
-    x->ppn = 1;
-    e = getenv("FMPL_TCW_PPN");
-    if (e && *e) {
-        char *end;
-        long v = strtol(e, &end, 10);
-        if (*end || v < 1 || v > XBAR_MAX_PPN) {
-            fmpl_log_err("FMPL_TCW_PPN=%s: ranks per node must be 1 to %d", e, XBAR_MAX_PPN);
-            return FMPL_ERR_ARG;
-        }
-        x->ppn = (int)v;
-    }
+    char what[64];
+    long ppn;
+    snprintf(what, sizeof what, "ranks per node must be 1 to %d", XBAR_MAX_PPN);
+    int rc = fmpl_env_long("FMPL_TCW_PPN", 1, 1, XBAR_MAX_PPN, what, &ppn);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    x->ppn = (int)ppn;
     e = getenv("FMPL_TCW_PARTITION");
     if (parse_partition(x, e && *e ? e : "exclusive,global") != 0) {
         fmpl_log_err("FMPL_TCW_PARTITION=%s: a comma list of exclusive, global, shared", e);
