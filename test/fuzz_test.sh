@@ -6,13 +6,24 @@
 #
 # Every harness test/fuzz/fuzz_NAME.c is built with clang's
 # -fsanitize=fuzzer,address,undefined (Debian's clang and libclang-rt-14-dev)
-# against the sources it tests, then run for FUZZ_SECONDS (default 30),
+# against the sources it tests, then run for FUZZ_SECONDS (default 30; half
+# that for the parsers of short strings, env, fmplrun, mmsg and modex,
+# which reach all of their code in a few seconds),
 # as many harnesses at a time as there are CPUs,
 # starting from test/fuzz/corpus/NAME/ (copied: what the run finds is not
 # written into the tree).  A crash, a sanitizer report, a leak or a
 # timeout fails it; the input that did it is kept under test/logs/fuzz/
 # and belongs in test/fuzz/corpus/NAME/ once fixed (the corpus is replayed
 # first on every run, so it is the regression test).
+#   blacs   the BLACS entry points' arguments (blacs/), in a 1 x 1 grid of a
+#           one-rank job: a refused call's fmpl_abort comes back as a
+#           longjmp (-Wl,--wrap=fmpl_abort), every array is exactly what
+#           its arguments allow, a matrix sent to oneself arrives whole
+#   env     FMPL's settings: the number parsers (core/parse.c) against an
+#           oracle, the environment readers (core/env.c), the emulated
+#           machines' settings (tcw's crossbar and model, PEACH2's and
+#           InfiniBand's models)
+#   fmplrun fmplrun's command line and FMPL_KILL_GRACE (tools/fmplrun.c)
 #   mmsg    a peer's mailbox message (transport/mbox_msg.c: libfabric, verbs)
 #   modex   another rank's modex entries in fmplrun's control memory
 #           (core/boot_local.c)
@@ -64,7 +75,25 @@ libobjs() {
 srcs() {
     case $1 in
         mmsg) echo "$top/src/transport/mbox_msg.c" ;;
-        p2p|shm) libobjs && echo "-lpthread -lrt -lm" ;;
+        fmplrun) echo "$top/src/core/parse.c -lrt" ;;
+        env|p2p|shm) libobjs && echo "-lpthread -lrt -lm" ;;
+        blacs) libobjs && echo "$top/blacs/*.c -Wl,--wrap=fmpl_abort -lpthread -lrt -lm" ;;
+        *) echo "" ;;
+    esac
+}
+# seconds each harness runs
+secs_of() {
+    case $1 in
+        env|fmplrun|mmsg|modex) echo $(( (secs + 1) / 2 )) ;;
+        *) echo "$secs" ;;
+    esac
+}
+# more of libFuzzer's options: a refused BLACS call leaves what it had
+# allocated (in a real job the refusal ends the process), so no leak
+# checks there
+opts_of() {
+    case $1 in
+        blacs) echo "-detect_leaks=0" ;;
         *) echo "" ;;
     esac
 }
@@ -101,19 +130,33 @@ for n in $names; do
     built="$built $n"
 done
 
-# run one harness in the background; its status goes to $work/st_NAME
+# run one harness; its status goes to $work/st_NAME
 run() {
     # -close_fd_mask=3: the code under test may log; the verdict is the status
-    (cd "$work" && "./fuzz_$1" -max_total_time="$secs" -max_len="$(maxlen "$1")" \
-        -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 -artifact_prefix="$logs/${1}-" \
-        "corpus_$1" > "$work/out_$1" 2>&1; echo $? > "$work/st_$1") &
+    # shellcheck disable=SC2046 # opts_of's words
+    (cd "$work" && "./fuzz_$1" -max_total_time="$(secs_of "$1")" -max_len="$(maxlen "$1")" \
+        -timeout=10 -rss_limit_mb=2048 -close_fd_mask=3 $(opts_of "$1") \
+        -artifact_prefix="$logs/${1}-" "corpus_$1" > "$work/out_$1" 2>&1; echo $? > "$work/st_$1")
 }
+# One lane per CPU, each running its harnesses one after another: the
+# longest first, each to the lane with the fewest seconds so far.
 ncpu=$(nproc 2>/dev/null || echo 1)
-k=0
-for n in $built; do
-    run "$n"
-    k=$((k + 1))
-    [ $((k % ncpu)) = 0 ] && wait
+i=0
+while [ $i -lt "$ncpu" ]; do eval "lane_$i='' load_$i=0"; i=$((i + 1)); done
+for n in $(for n in $built; do echo "$(secs_of "$n") $n"; done | sort -rn | cut -d' ' -f2); do
+    best=0 i=1
+    while [ $i -lt "$ncpu" ]; do
+        eval "[ \$load_$i -lt \$load_$best ]" && best=$i
+        i=$((i + 1))
+    done
+    eval "lane_$best=\"\$lane_$best $n\" load_$best=\$((load_$best + $(secs_of "$n")))"
+done
+i=0
+while [ $i -lt "$ncpu" ]; do
+    eval "l=\$lane_$i"
+    # shellcheck disable=SC2154 # set by eval
+    (for n in $l; do run "$n"; done) &
+    i=$((i + 1))
 done
 wait
 
@@ -121,7 +164,7 @@ for n in $built; do
     st=$(cat "$work/st_$n" 2>/dev/null || echo lost)
     runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$work/out_$n" | tail -n 1)
     if [ "$st" = 0 ] && [ -n "$runs" ]; then
-        echo "PASS $n: $runs inputs in $secs s, corpus $(ls "$work/corpus_$n" | wc -l) inputs"
+        echo "PASS $n: $runs inputs in $(secs_of "$n") s, corpus $(ls "$work/corpus_$n" | wc -l) inputs"
         pass=$((pass + 1))
     else
         echo "FAIL $n: exit status $st"

@@ -1,0 +1,104 @@
+/*
+ * fuzz_fmplrun - libFuzzer harness for fmplrun's command line and its
+ * FMPL_KILL_GRACE (tools/fmplrun.c's parse_args and grace_from_env).
+ *
+ * Input: the arguments after "fmplrun", separated by NUL bytes (at most
+ * 32); if the first byte is odd, the first argument is FMPL_KILL_GRACE's
+ * value instead.  fmplrun's exit (a usage error, --help, --version)
+ * returns here through a longjmp.  What the parser accepts must be a job
+ * fmplrun can start: 1 to FMPL_CTL_MAX_SIZE ranks, a timeout of 0 (none)
+ * or in (0, 1e9], a grace of 0 to 1e6 s, and a program that is one of
+ * the arguments given; a usage error must exit with status 2, --help and
+ * --version with 0.
+ *
+ * The harness includes fmplrun.c (its parser is static), with its main
+ * and exit renamed.
+ */
+#define _GNU_SOURCE                /* as tools/fmplrun.c, whose headers come first here */
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static jmp_buf fuzz_jmp;
+static int fuzz_status;
+
+static void fuzz_exit(int status) __attribute__((noreturn));
+static void fuzz_exit(int status)
+{
+    fuzz_status = status;
+    longjmp(fuzz_jmp, 1);
+}
+
+#define exit(status) fuzz_exit(status)
+#define main fmplrun_main
+#include "../../tools/fmplrun.c"
+#undef main
+#undef exit
+
+#define MAXARGS 32
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
+{
+    /* the arguments, each NUL-terminated in a copy of the input */
+    static char buf[4200];
+    static char *argv[MAXARGS + 2];
+    int argc = 0, grace = n > 0 && (data[0] & 1);
+    if (n > 0) {
+        data++;
+        n--;
+    }
+    if (n > sizeof buf - 1)
+        n = sizeof buf - 1;
+    memcpy(buf, data, n);
+    buf[n] = '\0';
+    argv[argc++] = "fmplrun";
+    const char *grace_val = NULL;
+    for (size_t i = 0; i <= n && argc <= MAXARGS;) {
+        char *a = buf + i;
+        if (grace && grace_val == NULL)
+            grace_val = a;
+        else
+            argv[argc++] = a;
+        i += strlen(a) + 1;
+    }
+    argv[argc] = NULL;
+
+    memset(&job, 0, sizeof job);
+    job.n = 1;
+    job.end_code = -1;
+    if (grace_val)
+        setenv("FMPL_KILL_GRACE", grace_val, 1);
+    else
+        unsetenv("FMPL_KILL_GRACE");
+
+    volatile int stage = 0;
+    if (setjmp(fuzz_jmp) != 0) {
+        /* exited: a usage error (2), or --help / --version (0), and only
+         * from the stage that may */
+        if (fuzz_status != 0 && fuzz_status != 2)
+            abort();
+        if (fuzz_status == 0 && stage != 0)
+            abort();
+        return 0;
+    }
+    parse_args(argc, argv);
+    stage = 1;
+    grace_from_env();
+
+    if (job.n < 1 || job.n > FMPL_CTL_MAX_SIZE)
+        abort();
+    if (!(job.timeout_s == 0 || (job.timeout_s > 0 && job.timeout_s <= 1e9)))
+        abort();
+    if (job.grace_ms < 0 || job.grace_ms > 1000000000LL)
+        abort();
+    /* the program is one of our arguments, and the rest follow it */
+    int k = (int)(job.argv - argv);
+    if (job.argv == NULL || k < 1 || k >= argc || job.argv[0] == NULL)
+        abort();
+    for (int i = k; i < argc; i++)
+        if (job.argv[i - k] != argv[i])
+            abort();
+    return 0;
+}
