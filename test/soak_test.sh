@@ -6,7 +6,10 @@
 # Until MINUTES (default 2) have passed, draws from SEED (default 1) a job
 # and runs it under bin/fmplrun:
 #   transport  shm; ofi (libfabric tcp); routed (two ranks per fake host:
-#              shm within, libfabric between)
+#              shm within, libfabric between); the emulated fabrics with
+#              their timing models: tcw (SR8000), peach2 (a PEACH2
+#              sub-cluster), tca (sub-clusters of 2 nodes: PEACH2 within,
+#              InfiniBand between)
 #   ranks      2 to 8 (more ranks than this machine's cores: oversubscribed)
 #   worker     random (nonblocking traffic among all ranks, 0 B to 16 MiB,
 #              many indices in flight, some receive buffers larger than the
@@ -44,8 +47,8 @@ jobs=0 bad=0 hangs=0 msgs=0 bytes=0
 declare -A per
 
 while [ "$(date +%s)" -lt "$end" ]; do
-    t=$(( RANDOM % 3 ))
-    [ -z "$HAVE_OFI" ] && t=0
+    t=$(( RANDOM % 6 ))
+    [ -z "$HAVE_OFI" ] && [ $t -le 2 ] && t=0
     np=$(( 2 + RANDOM % 7 ))
     s=$(( RANDOM * 32768 + RANDOM ))
     envs=()
@@ -53,6 +56,9 @@ while [ "$(date +%s)" -lt "$end" ]; do
         0) tl=shm ;;
         1) tl=ofi; envs+=(FMPL_TRANSPORT=ofi FI_PROVIDER=tcp) ;;
         2) tl=routed; envs+=(FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp) ;;
+        3) tl=tcw; envs+=(FMPL_TRANSPORT=tcw) ;;
+        4) tl=peach2; envs+=(FMPL_TRANSPORT=peach2) ;;
+        5) tl=tca; envs+=(FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2) ;;
     esac
     case $(( RANDOM % 7 )) in
         0|1) w=(random -s "$s" -R 3 -k 12 -M 16M) ;;
