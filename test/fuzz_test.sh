@@ -7,7 +7,7 @@
 # Every harness test/fuzz/fuzz_NAME.c is built with clang's
 # -fsanitize=fuzzer,address,undefined (Debian's clang and libclang-rt-14-dev)
 # against the sources it tests, then run for FUZZ_SECONDS (default 30; half
-# that for the parsers of short strings, env, fmplrun, mmsg and modex,
+# that for the parsers of short strings, env, fmplrun, mmsg, modex, pmix,
 # which reach all of their code in a few seconds),
 # as many harnesses at a time as there are CPUs,
 # starting from test/fuzz/corpus/NAME/ (copied: what the run finds is not
@@ -24,6 +24,9 @@
 #           machines' settings (tcw's crossbar and model, PEACH2's and
 #           InfiniBand's models)
 #   fmplrun fmplrun's command line and FMPL_KILL_GRACE (tools/fmplrun.c)
+#   pmix    what the PMIx server gives the bootstrap (core/boot_pmix.c):
+#           namespace, rank, job size, every value and status; the
+#           harness is the PMIx library
 #   mmsg    a peer's mailbox message (transport/mbox_msg.c: libfabric, verbs)
 #   modex   another rank's modex entries in fmplrun's control memory
 #           (core/boot_local.c)
@@ -76,6 +79,8 @@ srcs() {
     case $1 in
         mmsg) echo "$top/src/transport/mbox_msg.c" ;;
         fmplrun) echo "$top/src/core/parse.c -lrt" ;;
+        # PMIx's headers only: the harness is the library
+        pmix) echo "-DFMPL_HAVE_PMIX $(pkg-config --cflags pmix)" ;;
         env|p2p|shm) libobjs && echo "-lpthread -lrt -lm" ;;
         blacs) libobjs && echo "$top/blacs/*.c -Wl,--wrap=fmpl_abort -lpthread -lrt -lm" ;;
         *) echo "" ;;
@@ -84,7 +89,7 @@ srcs() {
 # seconds each harness runs
 secs_of() {
     case $1 in
-        env|fmplrun|mmsg|modex) echo $(( (secs + 1) / 2 )) ;;
+        env|fmplrun|mmsg|modex|pmix) echo $(( (secs + 1) / 2 )) ;;
         *) echo "$secs" ;;
     esac
 }
