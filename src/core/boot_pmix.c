@@ -431,7 +431,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
     struct pmix_priv *p;
     pmix_value_t *v = NULL;
     pmix_status_t rc;
-    long long size;
+    long long size = 0;            /* -O1 cannot see value_to_size set it */
 
     if (b == NULL)
         return FMPL_ERR_ARG;

@@ -97,6 +97,7 @@ int fmpl_init(int count)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_g.dead_logged = -1;
+    fmpl_g.clock_stuck = 0;
     fmpl_g.boot.peer_timeout = fmpl_g.peer_timeout;
 
     rc = fmpl_boot_open(&fmpl_g.boot);

@@ -37,21 +37,34 @@ double fmpl_rtime(void)
 
 /* An emulated machine: wait until what is due at our time is known, so
  * that what we see does not depend on how this machine scheduled the
- * ranks; a dead rank would hold that up for ever, so look for one now
- * and then (the caller's wait reports it). */
+ * ranks.  A dead rank would hold that up for ever, and so would a rank
+ * that is alive but does not move (stopped, or stuck outside FMPL), so
+ * look for the one now and then and give the other FMPL_PEER_TIMEOUT;
+ * the caller's wait reports either (fmpl_wait_idle).  Once the clock was
+ * held that long, one try: the job is ending. */
 static void settle(void)
 {
-    double next = 0;
+    double next = 0, t0 = 0;
     while (!fmpl_g.tl.clock->settle(&fmpl_g.tl)) {
+        if (fmpl_g.clock_stuck)
+            return;
         double now = fmpl_rtime();
         if (next == 0) {
             next = now + CHECK_PERIOD;
+            t0 = now;
         } else if (now >= next) {
             next = now + CHECK_PERIOD;
             if (fmpl_g.boot.ops->dead_rank(&fmpl_g.boot) >= 0)
                 return;
+            if (fmpl_g.peer_timeout > 0 && now - t0 > fmpl_g.peer_timeout) {
+                fmpl_log_err("waited %.0f s for the emulated clock, held by a rank that "
+                             "does not move (FMPL_PEER_TIMEOUT): giving up", now - t0);
+                fmpl_g.clock_stuck = 1;
+                return;
+            }
         }
     }
+    fmpl_g.clock_stuck = 0;
 }
 
 int fmpl_progress(void)
@@ -117,6 +130,8 @@ int fmpl_check_peer(int peer)
 
 int fmpl_wait_idle(fmpl_wait_t *w)
 {
+    if (fmpl_g.clock_stuck)
+        return FMPL_ERR_PEER;      /* settle() said why */
     unsigned i = ++w->iter;
     if (fmpl_g.tl.clock) {
         /* the emulated clock moves on; in real time this may sleep a

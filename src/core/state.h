@@ -39,6 +39,7 @@ typedef struct fmpl_state {
     fmpl_tl_t tl;
     fmpl_slot_t *slots;            /* [size][nidx] */
     double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */
+    int clock_stuck;               /* an emulated clock held past it (progress.c) */
     uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies above this */
     unsigned inline_max;           /* FMPL_INLINE: fmpl_send's bytes inside the record */
     int early;                     /* FMPL_EARLY: small sends may go before their header */

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fmpl.h"
@@ -308,24 +309,39 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, in
 
 #define IDLE_SPIN 1024             /* idle turns before yielding the CPU */
 
-int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, unsigned long *spins)
+int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
 {
-    if (++*spins > IDLE_SPIN)
-        sched_yield();
-    if (*spins % 256 != 0 || peer < 0)
-        return FMPL_SUCCESS;
-    if (*failed_peer == peer || tl->boot->ops->dead_rank(tl->boot) >= 0)
+    if (failed || tl->boot->ops->dead_rank(tl->boot) >= 0)
         return FMPL_ERR_PEER;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    if (*t0 == 0) {
+        *t0 = now;
+    } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {
+        fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
+                     tl->ops->name, now - *t0, peer);
+        return FMPL_ERR_PEER;
+    }
     return FMPL_SUCCESS;
+}
+
+int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w)
+{
+    if (++w->spins > IDLE_SPIN)
+        sched_yield();
+    if (w->spins % 256 != 0 || peer < 0)
+        return FMPL_SUCCESS;
+    return fmpl_tl_wait_check(tl, *failed_peer == peer, peer, &w->t0);
 }
 
 int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer)
 {
-    unsigned long spins = 0;
+    fmpl_tl_wait_t w = { 0 };
     while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
         if (tl->ops->progress(tl) != 0)
             continue;
-        int rc = fmpl_tl_idle(tl, failed_peer, peer, &spins);
+        int rc = fmpl_tl_idle(tl, failed_peer, peer, &w);
         if (rc != FMPL_SUCCESS)
             return rc;
     }

@@ -268,15 +268,25 @@ int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, s
 int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
                            const fmpl_tl_key_t *, fmpl_tl_comp_t *);
 
-/* Waits inside a transport whose progress needs our CPU (ofi, dcfa).
+/* Waits inside a transport (ofi, dcfa, the emulated machines).
+ * fmpl_tl_wait_check: whether a wait on `peer` begun at *t0 (seconds of
+ * CLOCK_MONOTONIC; 0: not yet, set now) must end with FMPL_ERR_PEER:
+ * `failed` (the transport's own completions said the peer failed), a
+ * rank the launcher knows dead, or FMPL_PEER_TIMEOUT passed (boot's
+ * peer_timeout: a peer alive but silent, stopped or stuck outside FMPL;
+ * on an emulated machine its clock holds everybody's), which it logs.
  * fmpl_tl_idle: one idle turn of a wait on `peer` (-1: none) that made no
- * progress - a yield after a while, and every 256 turns the question
- * whether the peer is gone (*failed_peer: what the transport's own
- * completions said; or the launcher's dead rank): FMPL_ERR_PEER then.
+ * progress - a yield after a while, and every 256 turns that check
+ * (failed: *failed_peer == peer).
  * fmpl_tl_wait_pending: make progress until *pending is 0 (counted down
  * by completions, maybe on the transport's own thread: loaded with
- * acquire order), or the peer is gone. */
-int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, unsigned long *spins);
+ * acquire order), or the wait must end. */
+typedef struct fmpl_tl_wait {
+    unsigned long spins;           /* idle turns */
+    double t0;                     /* the first check, 0 before */
+} fmpl_tl_wait_t;
+int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0);
+int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w);
 int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer);
 
 /* The routing decision, in one place (transport.c).  `tl` has ops == NULL

@@ -296,7 +296,7 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
         return FMPL_SUCCESS;
     int rc = p->qp.made ? FMPL_SUCCESS : create_qp(d, r);
     double t0 = now(), wait = 0.2, next = t0;
-    unsigned long spins = 0;
+    fmpl_tl_wait_t w = { 0 };
     while (rc == FMPL_SUCCESS && !p->ready) {
         double t = now();
         if (t >= next) {
@@ -311,7 +311,7 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
             wait = wait < 1.0 ? 2 * wait : 2.0;
         }
         if (rc == FMPL_SUCCESS && fmpl_dcfa_progress(d->tl) == 0 && !p->ready)
-            rc = fmpl_tl_idle(d->tl, &d->failed_peer, r, &spins);
+            rc = fmpl_tl_idle(d->tl, &d->failed_peer, r, &w);
     }
     return rc;
 }

@@ -66,11 +66,11 @@ static fmpl_dcfa_op_t *op_take(fmpl_dcfa_t *d, int peer)
 
 fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
 {
-    unsigned long spins = 0;
+    fmpl_tl_wait_t w = { 0 };
     while (!d->op_free) {
         if (fmpl_dcfa_progress(d->tl) != 0)
             continue;
-        if (fmpl_tl_idle(d->tl, &d->failed_peer, peer, &spins) != FMPL_SUCCESS)
+        if (fmpl_tl_idle(d->tl, &d->failed_peer, peer, &w) != FMPL_SUCCESS)
             return NULL;
     }
     return op_take(d, peer);
@@ -94,11 +94,11 @@ void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
 
 int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op)
 {
-    unsigned long spins = 0;
+    fmpl_tl_wait_t w = { 0 };
     int rc = fmpl_dcfa_connect(d, peer);
     while (rc == FMPL_SUCCESS && d->peer[peer].sq_used >= FMPL_DCFA_SQ)
         if (fmpl_dcfa_progress(d->tl) == 0)
-            rc = fmpl_tl_idle(d->tl, &d->failed_peer, peer, &spins);
+            rc = fmpl_tl_idle(d->tl, &d->failed_peer, peer, &w);
     if (rc == FMPL_SUCCESS && d->failed_peer == peer)
         rc = FMPL_ERR_PEER;
     if (op->comp)
@@ -399,14 +399,14 @@ static void dcfa_close(fmpl_tl_t *tl)
     fmpl_ticker_stop(&d->ticker);
     /* let what is in flight end before its memory goes */
     if (d->peer && (d->cq || d->rcq.q)) {
-        unsigned long spins = 0;
+        fmpl_tl_wait_t w = { 0 };
         int busy = 1;
-        while (busy && spins < 100000) {
+        while (busy && w.spins < 100000) {
             busy = 0;
             for (int r = 0; r < tl->size; r++)
                 if (d->peer[r].sq_used && r != d->failed_peer)
                     busy = 1;
-            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_tl_idle(d->tl, &d->failed_peer, -1, &spins) != FMPL_SUCCESS)
+            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_tl_idle(d->tl, &d->failed_peer, -1, &w) != FMPL_SUCCESS)
                 break;
         }
     }

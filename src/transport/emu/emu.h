@@ -173,9 +173,12 @@ int  fmpl_emu_open(fmpl_tl_t *tl, const fmpl_emu_config_t *cfg, fmpl_emu_apply_f
 void fmpl_emu_leave_job(fmpl_emu_t *e);
 void fmpl_emu_close(fmpl_emu_t *e);
 /* The fabric's own shared area (cfg.fabric_bytes, zeroed by rank 0), and
- * the engine lock that protects it. */
+ * the engine lock that protects it.  fmpl_emu_lock: 0, or -1 (logged) when
+ * FMPL_PEER_TIMEOUT passed while another rank held it: a rank stopped
+ * inside the engine holds everybody's clock, and the caller gives up what
+ * it was doing (FMPL_ERR_PEER), as any wait on a silent peer does. */
 void *fmpl_emu_fabric(fmpl_emu_t *e);
-void fmpl_emu_lock(fmpl_emu_t *e);
+int  fmpl_emu_lock(fmpl_emu_t *e);
 void fmpl_emu_unlock(fmpl_emu_t *e);
 pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank);
 /* An address of ours a peer may read to check it can reach our memory

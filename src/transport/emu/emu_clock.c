@@ -91,7 +91,8 @@ void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb)
 {
     emu_shared_t *sh = e->sh;
     emu_rank_t *me = &emu_ranks(sh)[e->rank];
-    fmpl_emu_lock(e);
+    if (fmpl_emu_lock(e) != 0)
+        return;
     if (atomic_load(&me->state) == EMU_GONE) {
         fmpl_emu_unlock(e);
         return;

@@ -203,7 +203,8 @@ static fmpl_emu_time_t chan_next(emu_shared_t *sh, const emu_chan_t *ch)
 int fmpl_emu_kick(fmpl_emu_t *e, const fmpl_emu_xfer_t *x)
 {
     emu_shared_t *sh = e->sh;
-    fmpl_emu_lock(e);
+    if (fmpl_emu_lock(e) != 0)
+        return FMPL_ERR_PEER;
     int32_t i = xfer_alloc(sh);
     if (i < 0) {
         fmpl_emu_unlock(e);

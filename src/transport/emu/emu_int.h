@@ -102,6 +102,7 @@ typedef struct emu_shared {
     uint64_t seg_len, ranks_off, chans_off, links_off, ps_off, xfers_off, ents_off,
              pairs_off, fabric_off, fabric_len;
     pthread_mutex_t lock;
+    _Atomic int32_t lock_holder;   /* the rank inside, -1: none (for a message) */
     int32_t xfer_free, ent_free;   /* pool free lists */
     int32_t xfers_used, ents_used; /* for the "tables full" message */
 } emu_shared_t;
@@ -128,6 +129,7 @@ struct fmpl_emu {
     long wait_ns;                  /* the futex time-out, grows while nothing moves */
     uint32_t wait_seen;
     fmpl_emu_time_t wait_need;
+    int lock_stuck;                /* the lock timed out once: try, never wait */
 };
 
 static inline emu_rank_t *emu_ranks(emu_shared_t *sh)

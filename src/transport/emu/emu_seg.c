@@ -79,6 +79,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     h->signature = c->signature;
     h->cpu_scale = c->cpu_scale;
     h->cpu_threshold = c->cpu_threshold;
+    atomic_store(&h->lock_holder, -1);
     if (init_lock(&h->lock) != 0) {
         fmpl_log_err("%s: cannot create the engine's lock", c->name);
         return FMPL_ERR_SYSTEM;
@@ -207,17 +208,43 @@ void fmpl_emu_close(fmpl_emu_t *e)
 
 void *fmpl_emu_fabric(fmpl_emu_t *e) { return (uint8_t *)e->sh + e->sh->fabric_off; }
 
-void fmpl_emu_lock(fmpl_emu_t *e)
+int fmpl_emu_lock(fmpl_emu_t *e)
 {
-    int rc = pthread_mutex_lock(&e->sh->lock);
+    pthread_mutex_t *m = &e->sh->lock;
+    double limit = e->tl->boot->peer_timeout;
+    int rc = limit > 0 ? pthread_mutex_trylock(m) : pthread_mutex_lock(m);
+    if (rc == EBUSY && e->lock_stuck)
+        return -1;                 /* told once; the job is ending */
+    if (rc == EBUSY) {
+        /* no longer than FMPL_PEER_TIMEOUT: the holder may be stopped */
+        struct timespec at;
+        clock_gettime(CLOCK_REALTIME, &at);
+        double end = (double)at.tv_sec + 1e-9 * (double)at.tv_nsec + limit;
+        at.tv_sec = (time_t)end;
+        at.tv_nsec = (long)((end - (double)at.tv_sec) * 1e9);
+        rc = pthread_mutex_timedlock(m, &at);
+        if (rc == ETIMEDOUT) {
+            int r = atomic_load(&e->sh->lock_holder);
+            fmpl_log_err("%s: waited %.0f s for rank %d, inside the emulated machine's "
+                         "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit, r);
+            e->lock_stuck = 1;
+            return -1;
+        }
+    }
     if (rc == EOWNERDEAD) {
         /* a rank died holding it: the job is ending (its death is
          * reported by the usual liveness checks); keep the rest going */
-        pthread_mutex_consistent(&e->sh->lock);
+        pthread_mutex_consistent(m);
     }
+    atomic_store(&e->sh->lock_holder, e->rank);
+    return 0;
 }
 
-void fmpl_emu_unlock(fmpl_emu_t *e) { pthread_mutex_unlock(&e->sh->lock); }
+void fmpl_emu_unlock(fmpl_emu_t *e)
+{
+    atomic_store(&e->sh->lock_holder, -1);
+    pthread_mutex_unlock(&e->sh->lock);
+}
 
 pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank) { return emu_ranks(e->sh)[rank].pid; }
 

@@ -116,7 +116,8 @@ static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
         if (atomic_load(&rk[r].lb) > need)
             continue;
         if (kill(rk[r].pid, 0) != 0 && errno == ESRCH) {
-            fmpl_emu_lock(e);
+            if (fmpl_emu_lock(e) != 0)
+                return;
             fmpl_emu_time_t old = atomic_load(&rk[r].lb);
             atomic_store(&rk[r].state, EMU_GONE);
             atomic_store(&rk[r].lb, FMPL_EMU_NEVER);
@@ -207,7 +208,8 @@ static void catch_up_locked(fmpl_emu_t *e)
 int fmpl_emu_poll(fmpl_emu_t *e)
 {
     emu_shared_t *sh = e->sh;
-    fmpl_emu_lock(e);
+    if (fmpl_emu_lock(e) != 0)
+        return 0;                  /* the waiter's own check ends its wait */
     catch_up_locked(e);
     fmpl_emu_run_locked(e);
     fmpl_emu_time_t need = e->vt - sh->lookahead;   /* K must pass this */
@@ -227,7 +229,8 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
 {
     emu_shared_t *sh = e->sh;
     emu_rank_t *me = &emu_ranks(sh)[e->rank];
-    fmpl_emu_lock(e);
+    if (fmpl_emu_lock(e) != 0)
+        return 0;
     if (!sh->model) {
         fmpl_emu_run_locked(e);
         int n = fmpl_emu_inbox_take_locked(e, FMPL_EMU_NEVER);

@@ -203,24 +203,24 @@ static double real_now(void)
 
 int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
 {
-    double next_check = 0;
+    double next_check = 0, t0 = 0;
     while (comp->pending > 0) {
         int n = fmpl_emu_poll(et->emu);
         if (comp->pending <= 0)
             break;
         if (n == 0)
             fmpl_emu_idle(et->emu, FMPL_EMU_NEVER);
+        /* a peer gone, or silent past FMPL_PEER_TIMEOUT: a stopped rank
+         * holds the emulated clock, so nothing would ever come */
         double now = real_now();
         if (next_check == 0) {
             next_check = now + CHECK_PERIOD;
         } else if (now >= next_check) {
             next_check = now + CHECK_PERIOD;
-            fmpl_boot_t *b = et->tl->boot;
-            int dead = b->ops->dead_rank(b);
-            if (dead < 0 && peer >= 0 && !fmpl_emu_alive(et->emu, peer))
-                dead = peer;
-            if (dead >= 0)
-                return FMPL_ERR_PEER;   /* the caller's wait reports it */
+            int rc = fmpl_tl_wait_check(et->tl, peer >= 0 && !fmpl_emu_alive(et->emu, peer),
+                                        peer, &t0);
+            if (rc != FMPL_SUCCESS)
+                return rc;              /* the caller's wait reports it */
         }
     }
     return comp->status;

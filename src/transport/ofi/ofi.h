@@ -162,7 +162,7 @@ int  fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer);
 /* A post to `peer` found the provider busy (FI_EAGAIN): make progress
  * (`locked`: the caller holds o->lock, so only read completions) before
  * the caller tries again; FMPL_ERR_PEER once the peer is gone. */
-int  fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked);
+int  fmpl_ofi_busy(fmpl_ofi_t *o, int peer, fmpl_tl_wait_t *w, int locked);
 
 /* ofi_msg.c */
 int  fmpl_ofi_msg_open(fmpl_ofi_t *o, fmpl_ofi_chan_t *ch);

@@ -71,10 +71,10 @@ int fmpl_ofi_msg_send(fmpl_ofi_t *o, int ch, int peer, const fmpl_mmsg_t *m, siz
                       int locked)
 {
     fmpl_ofi_chan_t *c = &o->ch[ch];
-    unsigned long spins = 0;
+    fmpl_tl_wait_t w = { 0 };
     ssize_t rc;
     while ((rc = fi_inject(c->ep, m, len, c->addr[peer])) == -FI_EAGAIN) {
-        int brc = fmpl_ofi_busy(o, peer, &spins, locked);
+        int brc = fmpl_ofi_busy(o, peer, &w, locked);
         if (brc != FMPL_SUCCESS)
             return brc;
     }

@@ -155,13 +155,13 @@ int fmpl_ofi_wait(fmpl_ofi_t *o, volatile int *pending, int peer)
     return fmpl_tl_wait_pending(o->tl, pending, &o->failed_peer, peer);
 }
 
-int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, unsigned long *spins, int locked)
+int fmpl_ofi_busy(fmpl_ofi_t *o, int peer, fmpl_tl_wait_t *w, int locked)
 {
     if (locked)
         fmpl_ofi_cq_drain(o);
     else
         fmpl_ofi_progress(o->tl);
-    return fmpl_tl_idle(o->tl, &o->failed_peer, peer, spins);
+    return fmpl_tl_idle(o->tl, &o->failed_peer, peer, w);
 }
 
 /* the provider's core is `name` ("tcp;ofi_rxm": tcp) */

@@ -26,13 +26,13 @@ int fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     uint64_t raddr = key->addr + roff, rkey = rkey_of(key);
     while (len) {
         size_t n = len < o->max_msg ? len : o->max_msg;
-        unsigned long spins = 0;
+        fmpl_tl_wait_t w = { 0 };
         int brc = FMPL_SUCCESS;
         fmpl_ofi_start(comp);
         ssize_t rc;
         while ((rc = fi_write(d->ep, s, n, NULL, d->addr[peer], raddr, rkey, comp)) ==
                    -FI_EAGAIN &&
-               (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
+               (brc = fmpl_ofi_busy(o, peer, &w, 0)) == FMPL_SUCCESS)
             ;
         if (rc) {
             fmpl_ofi_done(comp);
@@ -55,13 +55,13 @@ int fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
     while (len) {
         size_t n = len < o->max_msg ? len : o->max_msg;
-        unsigned long spins = 0;
+        fmpl_tl_wait_t w = { 0 };
         int brc = FMPL_SUCCESS;
         fmpl_ofi_start(&c);
         ssize_t rc;
         while ((rc = fi_read(g->ep, d, n, NULL, g->addr[peer], raddr, rkey, &c)) ==
                    -FI_EAGAIN &&
-               (brc = fmpl_ofi_busy(o, peer, &spins, 0)) == FMPL_SUCCESS)
+               (brc = fmpl_ofi_busy(o, peer, &w, 0)) == FMPL_SUCCESS)
             ;
         if (rc) {
             fmpl_ofi_done(&c);

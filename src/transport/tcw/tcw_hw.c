@@ -100,7 +100,8 @@ int fmpl_tcw_barrier_colour(fmpl_tcw_t *t, int colour, fmpl_tl_coll_t *st)
     if (!st->started) {
         st->started = 1;
         fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.kick_ns));
-        fmpl_emu_lock(t->et->emu);
+        if (fmpl_emu_lock(t->et->emu) != 0)
+            return FMPL_ERR_PEER;
         int last;
         fmpl_emu_time_t latest;
         st->base = arrive_locked(t, colour, &last, &latest);
@@ -194,7 +195,8 @@ int fmpl_tcw_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
         card.area = fmpl_emu_area_static(&t->et->areas, buf, len, &card.off);
         /* the check: our card out, a colour-1 barrier back */
         fmpl_emu_charge(t->et->emu, fmpl_tcw_ps(t->m.kick_ns));
-        fmpl_emu_lock(t->et->emu);
+        if (fmpl_emu_lock(t->et->emu) != 0)
+            return FMPL_ERR_PEER;
         hw_all_t *a = all(t);
         a->card[tl->rank] = card;
         int last;
