@@ -3,7 +3,7 @@
 # an activity, on a transport; every survivor must end soon with
 # FMPL_ERR_PEER, the launcher must fail, and nothing may be left behind.
 #
-#   test/fault_test.sh [-n TRIALS] [-s SEED] [-l SECONDS]
+#   test/fault_test.sh [-n TRIALS] [-s SEED] [-l SECONDS] [-T "TRANSPORT..."]
 #
 # Each trial draws, from SEED (default 1), one of
 #   fault      kill (SIGKILL), stop (SIGSTOP; FMPL_PEER_TIMEOUT=2), exit
@@ -12,7 +12,10 @@
 #              bcast, allreduce, allgather, reduce), halo, init (inside
 #              fmpl_init or right after), finalize (the others in it)
 #   transport  shm; ofi (libfabric tcp); route (FMPL_TEST_RANKS_PER_HOST=2:
-#              shm inside a fake host, libfabric between)
+#              shm inside a fake host, libfabric between); the emulated
+#              machines with their timing models: tcw (the SR8000), peach2
+#              (a PEACH2 sub-cluster), tca (sub-clusters of 2: PEACH2 and
+#              InfiniBand); -T limits the draw to the transports listed
 #   ranks      3 or 4; the moment: 20-400 ms into the activity
 # and runs test/progs/fault under bin/fmplrun.  It passes when
 #   - fmplrun exits non-zero, within 60 s;
@@ -30,11 +33,13 @@
 set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 trials=50 seed=1 limit=5
+tls=(shm ofi route tcw peach2 tca)
 while [ $# -gt 0 ]; do
     case $1 in
         -n) trials=$2; shift 2 ;;
         -s) seed=$2; shift 2 ;;
         -l) limit=$2; shift 2 ;;
+        -T) read -r -a tls <<< "$2"; shift 2 ;;
         *) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
@@ -44,21 +49,22 @@ HAVE_OFI=$(pkg-config --libs libfabric 2>/dev/null)
 RANDOM=$seed
 faults=(kill stop exit)
 acts=(p2p coll halo init finalize)
-tls=(shm ofi route)
 pass=0 fail=0 worst=0
 declare -A count
 
 for i in $(seq 1 "$trials"); do
     f=${faults[RANDOM % 3]}
     a=${acts[RANDOM % 5]}
-    t=${tls[RANDOM % 3]}
+    t=${tls[RANDOM % ${#tls[@]}]}
     np=$((3 + RANDOM % 2))
     ms=$((20 + RANDOM % 381))
-    [ -z "$HAVE_OFI" ] && t=shm
+    [ -z "$HAVE_OFI" ] && { [ "$t" = ofi ] || [ "$t" = route ]; } && t=shm
     envs=()
     case $t in
         ofi) envs+=(FMPL_TRANSPORT=ofi FI_PROVIDER=tcp) ;;
         route) envs+=(FMPL_TEST_RANKS_PER_HOST=2 FI_PROVIDER=tcp); np=4 ;;
+        tcw|peach2) envs+=(FMPL_TRANSPORT=$t) ;;
+        tca) envs+=(FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2) ;;
     esac
     [ "$f" = stop ] && envs+=(FMPL_PEER_TIMEOUT=2)
     name="#$i $f in $a on $t, $np ranks, at $ms ms"
@@ -93,9 +99,11 @@ for i in $(seq 1 "$trials"); do
             fi
         done
         # named by the launcher's word (peer rank V died or left ...) or
-        # by a transport that saw it go (shm: rank V (pid P) is gone)
+        # by a transport that saw it go (shm: rank V (pid P) is gone; the
+        # emulated machines: tcw: rank V (pid P) is gone)
         if [ -z "$why" ] && [ "$f" != stop ] &&
-           ! grep -qE "^fmpl: rank [0-9]+: (peer rank $victim |rank $victim \(pid)" "$tmp/out"; then
+           ! grep -qE "^fmpl: rank [0-9]+: ([a-z0-9]+: )?(peer rank $victim |rank $victim \(pid)" \
+               "$tmp/out"; then
             why="no survivor named rank $victim"
         fi
     fi
