@@ -328,6 +328,8 @@ test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
 test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+# the fault programs' timer
+test/progs/fault test/progs/blacs_fault: test/progs/fault_timer.h
 # BLACS workers: the C BLACS interface only (shorter stem: this rule wins)
 test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_blacs.a \
                     lib/libfmpl.a

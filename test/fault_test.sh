@@ -4,13 +4,16 @@
 # FMPL_ERR_PEER, the launcher must fail, and nothing may be left behind.
 #
 #   test/fault_test.sh [-n TRIALS] [-s SEED] [-l SECONDS] [-T "TRANSPORT..."]
+#                      [-A "ACTIVITY..."]
 #
 # Each trial draws, from SEED (default 1), one of
 #   fault      kill (SIGKILL), stop (SIGSTOP; FMPL_PEER_TIMEOUT=2), exit
 #              (_exit(0) without fmpl_finalize)
 #   activity   p2p (ring, blocking and not, 0 B-256 KiB), coll (barrier,
 #              bcast, allreduce, allgather, reduce), halo, init (inside
-#              fmpl_init or right after), finalize (the others in it)
+#              fmpl_init or right after), finalize (the others in it),
+#              blacs (the BLACS traffic of an LU solve on fmpl-blacs:
+#              test/progs/blacs_fault); -A limits the draw to those listed
 #   transport  shm; ofi (libfabric tcp); route (FMPL_TEST_RANKS_PER_HOST=2:
 #              shm inside a fake host, libfabric between); the emulated
 #              machines with their timing models: tcw (the SR8000), peach2
@@ -20,7 +23,9 @@
 # and runs test/progs/fault under bin/fmplrun.  It passes when
 #   - fmplrun exits non-zero, within 60 s;
 #   - every survivor printed FMPL_ERR_PEER, within SECONDS (default 5) of
-#     the victim's failure (its own timestamp);
+#     the victim's failure (its own timestamp); under the BLACS, which end
+#     the job on an error as MPI-BLACS do: a survivor reported
+#     FMPL_ERR_PEER ("BLACS ERROR") and the job ended within SECONDS;
 #   - for kill and exit, some survivor's message names the victim ("peer
 #     rank V died ..." from the launcher's word, or a transport's "rank V
 #     (pid P) is gone"): a stopped rank is alive, and a survivor that times
@@ -34,12 +39,14 @@ set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 trials=50 seed=1 limit=5
 tls=(shm ofi route tcw peach2 tca)
+acts=(p2p coll halo init finalize blacs)
 while [ $# -gt 0 ]; do
     case $1 in
         -n) trials=$2; shift 2 ;;
         -s) seed=$2; shift 2 ;;
         -l) limit=$2; shift 2 ;;
         -T) read -r -a tls <<< "$2"; shift 2 ;;
+        -A) read -r -a acts <<< "$2"; shift 2 ;;
         *) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 2 ;;
     esac
 done
@@ -48,13 +55,12 @@ trap 'rm -rf "$tmp"' EXIT
 HAVE_OFI=$(pkg-config --libs libfabric 2>/dev/null)
 RANDOM=$seed
 faults=(kill stop exit)
-acts=(p2p coll halo init finalize)
 pass=0 fail=0 worst=0
 declare -A count
 
 for i in $(seq 1 "$trials"); do
     f=${faults[RANDOM % 3]}
-    a=${acts[RANDOM % 5]}
+    a=${acts[RANDOM % ${#acts[@]}]}
     t=${tls[RANDOM % ${#tls[@]}]}
     np=$((3 + RANDOM % 2))
     ms=$((20 + RANDOM % 381))
@@ -70,9 +76,15 @@ for i in $(seq 1 "$trials"); do
     name="#$i $f in $a on $t, $np ranks, at $ms ms"
     ls -A /dev/shm > "$tmp/shm.before"
     t0=$(date +%s%N)
-    env "${envs[@]}" timeout -k 5 60 "$TOP/bin/fmplrun" -n "$np" -t 50 \
-        "$TOP/test/progs/fault" -a "$a" -f "$f" -t "$ms" > "$tmp/out" 2>&1 </dev/null
+    if [ "$a" = blacs ]; then
+        prog=("$TOP/test/progs/blacs_fault" -f "$f" -t "$ms")
+    else
+        prog=("$TOP/test/progs/fault" -a "$a" -f "$f" -t "$ms")
+    fi
+    env "${envs[@]}" timeout -k 5 60 "$TOP/bin/fmplrun" -n "$np" -t 50 "${prog[@]}" \
+        > "$tmp/out" 2>&1 </dev/null
     st=$?
+    t_end=$(date +%s.%N)
     victim=$((np - 1))
     why=""
     fail_at=$(sed -n "s/^fault: rank $victim fails ($f) at \([0-9.]*\)$/\1/p" "$tmp/out")
@@ -82,6 +94,15 @@ for i in $(seq 1 "$trials"); do
         why="the job hung (60 s)"
     elif [ -z "$fail_at" ]; then
         why="the victim never failed"
+    elif [ "$a" = blacs ]; then
+        late=$(awk -v a="$t_end" -v b="$fail_at" 'BEGIN { printf "%.3f", a - b }')
+        if ! grep -q "^BLACS ERROR '.*FMPL_ERR_PEER" "$tmp/out"; then
+            why="no survivor's BLACS reported FMPL_ERR_PEER"
+        elif awk -v d="$late" -v l="$limit" 'BEGIN { exit !(d > l) }'; then
+            why="the job ended $late s after the failure (limit $limit s)"
+        elif awk -v d="$late" -v w="$worst" 'BEGIN { exit !(d > w) }'; then
+            worst=$late
+        fi
     else
         for r in $(seq 0 $((victim - 1))); do
             at=$(sed -n "s/^fault: rank $r: FMPL_ERR_PEER from .* at \([0-9.]*\)$/\1/p" "$tmp/out")
@@ -98,14 +119,14 @@ for i in $(seq 1 "$trials"); do
                 worst=$late
             fi
         done
-        # named by the launcher's word (peer rank V died or left ...) or
-        # by a transport that saw it go (shm: rank V (pid P) is gone; the
-        # emulated machines: tcw: rank V (pid P) is gone)
-        if [ -z "$why" ] && [ "$f" != stop ] &&
-           ! grep -qE "^fmpl: rank [0-9]+: ([a-z0-9]+: )?(peer rank $victim |rank $victim \(pid)" \
-               "$tmp/out"; then
-            why="no survivor named rank $victim"
-        fi
+    fi
+    # named by the launcher's word (peer rank V died or left ...) or by a
+    # transport that saw it go (shm: rank V (pid P) is gone; the emulated
+    # machines: tcw: rank V (pid P) is gone)
+    if [ -z "$why" ] && [ "$f" != stop ] &&
+       ! grep -qE "^fmpl: rank [0-9]+: ([a-z0-9]+: )?(peer rank $victim |rank $victim \(pid)" \
+           "$tmp/out"; then
+        why="no survivor named rank $victim"
     fi
     if [ -z "$why" ]; then
         for p in $(sed -n 's/^fault: rank [0-9]* pid \([0-9]*\)$/\1/p' "$tmp/out"); do

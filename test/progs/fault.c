@@ -28,46 +28,10 @@
  * is a failure (exit 1).
  */
 #include "prog.h"
+#include "fault_timer.h"
 
-#include <sys/time.h>
-
-static const char *activity = "p2p", *fault_kind = "kill";
+static const char *activity = "p2p";
 static int me, np;
-
-static double real_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* the timer's handler: write(2), raise and _exit only */
-static void fail_now(int sig)
-{
-    (void)sig;
-    char line[96];
-    int n = snprintf(line, sizeof line, "fault: rank %d fails (%s) at %.6f\n", me, fault_kind,
-                     real_now());
-    if (write(1, line, (size_t)n) < 0)
-        _exit(98);
-    if (!strcmp(fault_kind, "kill"))
-        raise(SIGKILL);
-    if (!strcmp(fault_kind, "stop"))
-        raise(SIGSTOP);
-    _exit(0);
-}
-
-static void arm(double ms)
-{
-    struct sigaction sa = { .sa_handler = fail_now };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGALRM, &sa, NULL);
-    struct itimerval it = { .it_value = { .tv_sec = (long)(ms / 1000),
-                                          .tv_usec = (long)(ms * 1000) % 1000000 } };
-    if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
-        it.it_value.tv_usec = 1;
-    setitimer(ITIMER_REAL, &it, NULL);
-}
 
 static int survivor_failed(int rc, const char *call)
 {
@@ -164,7 +128,7 @@ int main(int argc, char **argv)
     /* who is the victim is known before fmpl_init (for -a init) */
     const char *sz = getenv("FMPL_SIZE"), *rk = getenv("FMPL_RANK");
     int pre_victim = sz && rk && atoi(rk) == atoi(sz) - 1;
-    me = rk ? atoi(rk) : -1;
+    me = fault_me = rk ? atoi(rk) : -1;
     if (!strcmp(activity, "init") && pre_victim)
         arm(at);
     int rc = fmpl_init(4);
@@ -177,7 +141,7 @@ int main(int argc, char **argv)
         fflush(stdout);
         exit((int)code);
     }
-    me = prog_me = fmpl_rank();
+    me = fault_me = prog_me = fmpl_rank();
     np = prog_np = fmpl_size();
     CHECK(np >= 2, "needs at least 2 ranks");
     printf("fault: rank %d pid %d\n", me, (int)getpid());
