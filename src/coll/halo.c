@@ -60,11 +60,16 @@ static int local_check(void *array, size_t esize, int ndims, const int extent[],
     if (ndims < 2 || ndims > FMPL_HALO_MAXD || !extent || !shadow || !nbr ||
         esize == 0 || esize > (1u << 30))
         return FMPL_ERR_ARG;
+    /* the array's bytes, shadows included, must be a size: the plan's
+     * offsets are computed in size_t (clang saw this product unused) */
     size_t total = esize;
     for (int d = 0; d < ndims; d++) {
         if (extent[d] < 1 || shadow[d] < 0 || shadow[d] > extent[d])
             return FMPL_ERR_ARG;
-        total *= (size_t)extent[d] + 2 * (size_t)shadow[d];
+        size_t dim = (size_t)extent[d] + 2 * (size_t)shadow[d];
+        if (total > SIZE_MAX / dim)
+            return FMPL_ERR_ARG;
+        total *= dim;
         for (int s = 0; s < 2; s++)
             if (nbr[2 * d + s] < -1 || nbr[2 * d + s] >= c->size)
                 return FMPL_ERR_RANK;

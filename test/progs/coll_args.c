@@ -135,6 +135,9 @@ static void halo_bad(void)
     s2[0] = 5;
     HALO_RC(FMPL_ERR_ARG, arr, 8, 2, e2, s2, n2, 0);          /* width > extent */
     RESET();
+    e2[0] = e2[1] = e2[2] = 0x7fffffff;                       /* 2^93 bytes and more: */
+    HALO_RC(FMPL_ERR_ARG, arr, 1 << 30, 3, e2, s2, n2, 0);    /* not a size_t */
+    RESET();
     n2[1] = prog_np;
     HALO_RC(FMPL_ERR_RANK, arr, 8, 2, e2, s2, n2, 0);         /* no such neighbour */
     RESET();

@@ -131,7 +131,7 @@ static int read_settings(tca_t *t)
     int rc = fmpl_env_long("FMPL_TCA_SUBCLUSTER", FMPL_P2_MAX_NODES, 1, FMPL_P2_MAX_NODES,
                            what, &v);
     t->S = (int)v;
-    int policy;
+    int policy = POLICY_HYBRID;
     rc = rc ? rc : fmpl_env_choice("FMPL_TCA_ROUTE", policy_name, POLICY_HYBRID,
                                    "hybrid (PEACH2 for small and block-stride writes, "
                                    "InfiniBand for large ones), peach2 or ib", &policy);
