@@ -311,8 +311,18 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, in
 
 int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
 {
-    if (failed || tl->boot->ops->dead_rank(tl->boot) >= 0)
+    /* named once: the caller's error may reach a layer (a matrix receive
+     * under the BLACS, say) that knows no rank to name */
+    static int named = -1;
+    int dead = failed ? peer : tl->boot->ops->dead_rank(tl->boot);
+    if (dead >= 0) {
+        if (dead != named) {
+            named = dead;
+            fmpl_log_err("%s: peer rank %d died or left the job without fmpl_finalize",
+                         tl->ops->name, dead);
+        }
         return FMPL_ERR_PEER;
+    }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;

@@ -274,7 +274,8 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
  * `failed` (the transport's own completions said the peer failed), a
  * rank the launcher knows dead, or FMPL_PEER_TIMEOUT passed (boot's
  * peer_timeout: a peer alive but silent, stopped or stuck outside FMPL;
- * on an emulated machine its clock holds everybody's), which it logs.
+ * on an emulated machine its clock holds everybody's).  It logs why,
+ * naming the rank (a dead one once).
  * fmpl_tl_idle: one idle turn of a wait on `peer` (-1: none) that made no
  * progress - a yield after a while, and every 256 turns that check
  * (failed: *failed_peer == peer).
