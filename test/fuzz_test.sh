@@ -6,7 +6,7 @@
 #
 # Every harness test/fuzz/fuzz_NAME.c is built with clang's
 # -fsanitize=fuzzer,address,undefined (Debian's clang and libclang-rt-14-dev)
-# against the sources it tests, then run for FUZZ_SECONDS (default 30; half
+# against the sources it tests, then run for FUZZ_SECONDS (default 20; half
 # that for the parsers of short strings, env, fmplrun, mmsg, modex, pmix,
 # which reach all of their code in a few seconds),
 # as many harnesses at a time as there are CPUs,
@@ -42,7 +42,7 @@
 # Prints one line per harness and "N passed, M failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
-secs=${FUZZ_SECONDS:-30}
+secs=${FUZZ_SECONDS:-20}
 CLANG=${CLANG:-clang}
 if ! command -v "$CLANG" > /dev/null 2>&1; then
     echo "fuzz_test: FAIL: $CLANG is not installed (make deps installs clang, libclang-rt-14-dev)"

@@ -132,18 +132,25 @@ files=$(find src tools -name '*.[ch]' | sort)
 # shellcheck disable=SC2086
 awk '/^#define [A-Z_0-9]+ +"FMPL_[A-Z0-9_]*"/ { v = $3; gsub(/"/, "", v); print $2, v }' \
     $files > "$tmp/macros"
-# helpers: functions that pass a parameter, not a literal, to getenv()
-# (the function whose definition starts last at column 0 before the call)
-# shellcheck disable=SC2086
-awk 'FNR == 1 { fn = "" }
-     /^[a-z].*[a-z_0-9]+\(/ && !/;[ \t]*$/ {
-         s = $0; sub(/\(.*/, "", s); n = split(s, w, /[ \t*]+/); fn = w[n] }
-     /getenv\([a-z_][a-z_0-9]*\)/ && fn != "" { print fn }' $files | sort -u > "$tmp/helpers"
-# every argument the code gives getenv() or a helper: a literal or a macro
-{
-    echo getenv
-    cat "$tmp/helpers"
-} > "$tmp/readers"
+# helpers: functions that pass a parameter, not a literal, to getenv() or
+# to a helper (core/env.c's readers go through value(); the emulated
+# machines' tables through fmpl_emu_params_read), found until no new one
+# comes (the function whose definition starts last at column 0 before
+# the call)
+echo getenv > "$tmp/readers"
+while :; do
+    pat=$(paste -sd'|' "$tmp/readers")
+    # shellcheck disable=SC2086
+    awk -v pat="$pat" 'FNR == 1 { fn = "" }
+         /^[a-z].*[a-z_0-9]+\(/ && !/;[ \t]*$/ {
+             s = $0; sub(/\(.*/, "", s); n = split(s, w, /[ \t*]+/); fn = w[n] }
+         fn != "" && match($0, "(^|[^a-z_0-9])(" pat ")\\([a-z_][a-z_0-9]*[,)]") { print fn }' \
+        $files | sort -u > "$tmp/more"
+    sort -u "$tmp/readers" "$tmp/more" > "$tmp/next"
+    cmp -s "$tmp/next" "$tmp/readers" && break
+    mv "$tmp/next" "$tmp/readers"
+done
+grep -vx getenv "$tmp/readers" > "$tmp/helpers"
 : > "$tmp/vars"
 : > "$tmp/prefixes"
 while read -r fn; do

@@ -343,8 +343,9 @@ fi
 if selected asan_test "$@"; then
     run_step asan_test 600 sh test/sanitizer_test.sh address
 fi
-# libFuzzer: what peers write (mailbox messages, modex entries), 30 s per
-# harness from the committed corpus (test/fuzz_test.sh)
+# libFuzzer: what peers, the PMIx server and users write (records, modex,
+# settings, fmplrun's options, the BLACS' arguments), 10-20 s per harness
+# from the committed corpus (test/fuzz_test.sh)
 if selected fuzz_test "$@"; then
     run_step fuzz_test 600 sh test/fuzz_test.sh
 fi
