@@ -278,6 +278,36 @@ START_TEST(test_peer_timeout)
 }
 END_TEST
 
+/* FMPL_PEER_TIMEOUT inside a halo exchange, whose wait has no one peer:
+ * the survivor that gives up says it waited for the other ranks (it
+ * once said "rank -1") */
+START_TEST(test_peer_timeout_coll)
+{
+    job_t j;
+    char left[1024];
+    const char *t = getenv("FMPL_TRANSPORT");
+    ck_assert_msg(tl_have_prog("fault"), "test/progs/fault is not built");
+    int st = run_job(&j, 3, "FMPL_PEER_TIMEOUT=1", 60, "fault", "-a", "halo", "-f", "stop",
+                     "-t", "100", NULL);
+    job_log(&j, "peer_timeout_coll");
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT,
+                  "FMPL_PEER_TIMEOUT=1 fmplrun -n 3 fault -a halo -f stop: status %d; "
+                  "output:\n%s", st, job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "FMPL_ERR_PEER from fmpl_halo_do"),
+                  "no FMPL_ERR_PEER from the halo exchange; output:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(!job_has(&j, "rank -1"), "a message names rank -1; output:\n%s",
+                  job_tail(&j, 2000));
+    /* the emulated machines give up in their clock (another message) */
+    if (!t || !*t || strcmp(t, "shm") == 0)
+        ck_assert_msg(job_has(&j, "for the other ranks (FMPL_PEER_TIMEOUT): giving up"),
+                      "no survivor says it waited for the other ranks; output:\n%s",
+                      job_tail(&j, 2000));
+    ck_assert_msg(j.secs < 15, "took %.1f s with FMPL_PEER_TIMEOUT=1", j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
 /* ranks whose shared-memory layouts differ (FMPL_SHM_FIFO set for one):
  * fmpl_init fails on both with a message that says why, nobody hangs */
 START_TEST(test_layout_mismatch)
@@ -424,6 +454,7 @@ static Suite *errors_suite(void)
     tcase_add_loop_test(tc, test_kill, 0, (int)(sizeof kill_specs / sizeof kill_specs[0]));
     tcase_add_test(tc, test_kill_status);
     tcase_add_test(tc, test_peer_timeout);
+    tcase_add_test(tc, test_peer_timeout_coll);
     tcase_add_test(tc, test_layout_mismatch);
     tcase_add_loop_test(tc, test_death_before_init, 0, 2);
     tcase_add_test(tc, test_exit_without_finalize);

@@ -157,8 +157,13 @@ int fmpl_wait_idle(fmpl_wait_t *w)
     if (rc != FMPL_SUCCESS)
         return rc;
     if (fmpl_g.peer_timeout > 0 && now - w->t_start > fmpl_g.peer_timeout) {
-        fmpl_log_err("waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                     now - w->t_start, w->peer);
+        /* a collective's wait has no one peer to name (peer -1) */
+        if (w->peer >= 0)
+            fmpl_log_err("waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
+                         now - w->t_start, w->peer);
+        else
+            fmpl_log_err("waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): giving up",
+                         now - w->t_start);
         return FMPL_ERR_PEER;
     }
     return FMPL_SUCCESS;

@@ -329,8 +329,12 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
     if (*t0 == 0) {
         *t0 = now;
     } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {
-        fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                     tl->ops->name, now - *t0, peer);
+        if (peer >= 0)
+            fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
+                         tl->ops->name, now - *t0, peer);
+        else
+            fmpl_log_err("%s: waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): "
+                         "giving up", tl->ops->name, now - *t0);
         return FMPL_ERR_PEER;
     }
     return FMPL_SUCCESS;
