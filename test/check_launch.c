@@ -293,6 +293,23 @@ START_TEST(test_non_fmpl_program)
 }
 END_TEST
 
+/* A rank fails and the others go on (they never look): after
+ * FMPL_KILL_GRACE fmplrun says who was still running and ends them */
+START_TEST(test_grace)
+{
+    job_t j;
+    int st = run_cmd(&j, "FMPL_KILL_GRACE=0.5", 30, "bin/fmplrun", "-n", "3", "sh", "-c",
+                     "if [ $FMPL_RANK = 0 ]; then exit 5; else sleep 20; fi", NULL);
+    EXPECT_STATUS(&j, st, 5, "FMPL_KILL_GRACE=0.5 fmplrun -n 3 (rank 0 exits 5)");
+    ck_assert_msg(j.secs < 10, "took %.1f s", j.secs);
+    ck_assert_msg(job_has(&j, "fmplrun: ranks 1, 2 still running 0.5 s after rank 0 failed "
+                          "(FMPL_KILL_GRACE): terminating the job"),
+                  "fmplrun did not name the ranks left running:\n%s", job_tail(&j, 1000));
+    no_leftovers(&j, "grace");
+    job_free(&j);
+}
+END_TEST
+
 /* Start a long job, wait until every rank runs, send `sig` to fmplrun
  * (group = 0) or its whole process group (group = 1, like Ctrl-C). */
 static void signal_job(const char *mode, int np, int sig, int group, int want)
@@ -454,6 +471,7 @@ static Suite *launch_suite(void)
     tcase_add_test(tc, test_usage_errors);
     tcase_add_test(tc, test_bad_program);
     tcase_add_test(tc, test_non_fmpl_program);
+    tcase_add_test(tc, test_grace);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("output");

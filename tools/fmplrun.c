@@ -731,6 +731,31 @@ static void handle_signals(void)
     }
 }
 
+/* The survivors of a failure did not all end within FMPL_KILL_GRACE: say
+ * who, since ranks terminated from now on are not reported one by one
+ * (a survivor that never printed its error was stuck, or slow). */
+static void grace_over(void)
+{
+    char list[256];
+    size_t len = 0;
+    int shown = 0;
+
+    list[0] = 0;
+    for (int r = 0; r < job.n && len < sizeof list - 16; r++) {
+        if (job.pid[r] <= 0)
+            continue;
+        if (shown++ == 8) {
+            len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
+            break;
+        }
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", shown > 1 ? ", " : "",
+                                r);
+    }
+    fprintf(stderr, "fmplrun: rank%s %s still running %g s after rank %d failed "
+            "(FMPL_KILL_GRACE): terminating the job\n", job.nalive > 1 ? "s" : "", list,
+            (double)job.grace_ms / 1000, atomic_load(&job.ctl->first_dead));
+}
+
 static void check_deadlines(void)
 {
     long long t = now_ms();
@@ -744,6 +769,7 @@ static void check_deadlines(void)
     }
     if (job.grace_at && t >= job.grace_at) {
         job.grace_at = 0;
+        grace_over();
         terminate();
     }
     if (job.kill_at && t >= job.kill_at) {
