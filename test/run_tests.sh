@@ -511,6 +511,18 @@ fi
 echo
 echo "=== total time $(( $(date +%s) - suite_t0 )) s"
 if [ ${#failures[@]} -gt 0 ]; then
+    # what failed, again at the end: a CI log is often read from its tail
+    for f in "${failures[@]}"; do
+        log="$LOGS/${f%% *}.log"
+        [ -f "$log" ] || continue
+        echo "=== why ${f%% *} failed ($log):"
+        if grep -qE ':[FE]:' "$log"; then
+            # Check's failure lines and the output they quote
+            grep -A 14 -E ':[FE]:' "$log" | head -n 60 | sed 's/^/    /'
+        else
+            tail -n 15 "$log" | sed 's/^/    /'
+        fi
+    done
     echo "=== failed: ${failures[*]}"
 fi
 echo "$passed passed, $failed failed"
