@@ -34,6 +34,10 @@
 #           area (p2p/recv.c, send.c, cancel.c, matrix.c), against FMPL's
 #           p2p code over a fake transport that checks the ops table's
 #           contract
+#   sig     the collective signals a peer writes (coll/signal.c): records
+#           of any sequence, length and eager bit in the signal lines,
+#           acknowledgements, the eager slots' bytes, against FMPL's
+#           signal code on a communicator of two
 #   shm     what a peer's segment tells the shared-memory transport: its
 #           FIFO's chunks and acknowledgements, the keys of its headers
 # A harness that runs FMPL's own layers (p2p, shm) is linked with the
@@ -81,7 +85,7 @@ srcs() {
         fmplrun) echo "$top/src/core/parse.c -lrt" ;;
         # PMIx's headers only: the harness is the library
         pmix) echo "-DFMPL_HAVE_PMIX $(pkg-config --cflags pmix)" ;;
-        env|p2p|shm) libobjs && echo "-lpthread -lrt -lm" ;;
+        env|p2p|shm|sig) libobjs && echo "-lpthread -lrt -lm" ;;
         blacs) libobjs && echo "$top/blacs/*.c -Wl,--wrap=fmpl_abort -lpthread -lrt -lm" ;;
         *) echo "" ;;
     esac
