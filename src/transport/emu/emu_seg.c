@@ -224,9 +224,16 @@ int fmpl_emu_lock(fmpl_emu_t *e)
         at.tv_nsec = (long)((end - (double)at.tv_sec) * 1e9);
         rc = pthread_mutex_timedlock(m, &at);
         if (rc == ETIMEDOUT) {
+            /* -1: stopped between taking the lock and saying so, or
+             * between saying it was done and letting go */
             int r = atomic_load(&e->sh->lock_holder);
-            fmpl_log_err("%s: waited %.0f s for rank %d, inside the emulated machine's "
-                         "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit, r);
+            if (r >= 0)
+                fmpl_log_err("%s: waited %.0f s for rank %d, inside the emulated machine's "
+                             "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit,
+                             r);
+            else
+                fmpl_log_err("%s: waited %.0f s for the rank inside the emulated machine's "
+                             "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit);
             e->lock_stuck = 1;
             return -1;
         }
