@@ -5,9 +5,8 @@
 #
 # Runs, in order:
 #   1. every test/check_* driver (Check; each prints its own summary), then
-#      check_p2p again with FMPL_TRANSPORT=ofi (libfabric's tcp provider;
-#      its collective and BLACS suites and the net and shm providers' p2p
-#      suites only when named), and check_p2p, check_coll and check_blacs
+#      with FMPL_TRANSPORT=ofi (libfabric's tcp provider: its suites, and
+#      the net and shm providers' p2p suites, only when named), and check_p2p, check_coll and check_blacs
 #      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
 #      host name of their own (route transport, node-leader collectives);
 #      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
@@ -166,12 +165,13 @@ done
 
 # ---- 1b. the same suites on the libfabric transport ------------------
 # One host, every peer through libfabric: the tcp provider (tcp;ofi_rxm,
-# automatic progress) for point-to-point.  The collectives and the BLACS
-# over libfabric run between fake hosts (route_check_coll and
-# route_check_blacs, below); the tcp provider's collective suite
-# (ofi_tcp_check_coll, about 230 s on a machine where each process that
-# loads libfabric spends half a second in libinfinipath's start-up) only
-# when named.  The net
+# automatic progress), only when named for make check's 40 minutes
+# (ofi_tcp_check_p2p about 200 s, ofi_tcp_check_coll 230 s, on a machine
+# where each process that loads libfabric spends half a second in
+# libinfinipath's start-up).  Point-to-point, collectives and the BLACS
+# over libfabric run in make check between fake hosts (route_check_*,
+# below), and on the tcp provider under AddressSanitizer (asan_test), in
+# the forgery, fault and soak tests.  The net
 # provider (the tcp rewrite FMPL picks by itself where libfabric has it)
 # runs the multi-host jobs (multihost_default, multihost_3hosts) and the
 # forgery test.  Only when named, for make check's 40 minutes: the tcp
@@ -182,7 +182,7 @@ done
 if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
     for t in check_p2p check_coll check_blacs; do
         [ -x "test/$t" ] || continue
-        [ $t != check_p2p ] && [ $# = 0 ] && continue
+        [ $# = 0 ] && continue
         selected "ofi_tcp_$t" "$@" || continue
         run_check "ofi_tcp_$t" "test/$t" FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
     done
