@@ -35,17 +35,15 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/state.h"
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"
-#include "transport/transport.h"
-#include "fuzz_input.h"
 
-#define PEER   1
 #define NUSER  2                   /* the user's indices */
 #define MXIDX  NUSER               /* a communicator's: matrix messages */
 #define AUX    (MXIDX + 1)         /* ... and their FMPL_MX_NAUX auxiliary lines */
 #define NIDX   (AUX + FMPL_MX_NAUX + 1)   /* and the control index */
+#include "fuzz_peer.h"
+
 #define NREG   64
 #define MAXSZ  (72 * 1024)
 
@@ -63,18 +61,9 @@ static uint32_t mx_wait_seq;       /* the matrix receive we block in, 0: none */
 
 /* ---- the fake transport ------------------------------------------------- */
 
-static uint8_t *in_line[NIDX];     /* the peer writes these, we read */
-static uint8_t *out_line[NIDX];    /* we write these (the peer's mailbox) */
-static uint8_t *self_line[NIDX];   /* our lines to ourselves: we talk only to the peer */
 static struct { uint8_t *addr; size_t len; uint32_t id; } reg[NREG];
 static uint32_t reg_next;
 static int io_fail;                /* the next put or get fails */
-
-static void check_peer_idx(int peer, int idx)
-{
-    if (peer != PEER || idx < 0 || idx >= NIDX)
-        abort();
-}
 
 static int f_open(fmpl_tl_t *tl) { (void)tl; return FMPL_SUCCESS; }
 static void f_close(fmpl_tl_t *tl) { (void)tl; }
@@ -143,26 +132,6 @@ static int f_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     return FMPL_SUCCESS;
 }
 
-static volatile void *f_mbox_in(fmpl_tl_t *tl, int peer, int idx)
-{
-    (void)tl;
-    if (peer == 0 && idx >= 0 && idx < NIDX)
-        return self_line[idx];     /* our own lines: nobody writes them */
-    check_peer_idx(peer, idx);
-    return in_line[idx];
-}
-
-static int f_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
-{
-    (void)flags; (void)comp;
-    check_peer_idx(peer, idx);
-    if (len < 8 || len > tl->max_inline || off + len > FMPL_TL_LINE || off % 8)
-        abort();
-    memcpy(out_line[idx] + off, rec, len);
-    return FMPL_SUCCESS;
-}
-
 static int f_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                       uint64_t expect, uint64_t desired, uint64_t *old)
 {
@@ -218,25 +187,6 @@ static const struct fmpl_boot_ops boot_ops = {
 };
 
 /* ---- the peer ----------------------------------------------------------- */
-
-/* a sequence number near the one we expect: the fuzzer reaches the
- * matching states, and the ones around them */
-static uint32_t near_seq(uint32_t expect)
-{
-    unsigned c = byte();
-    switch (c % 5) {
-    case 0: return expect;
-    case 1: return expect - 1;
-    case 2: return expect + 1;
-    case 3: return 0;
-    default: { uint32_t s; bytes(&s, sizeof s); return s; }
-    }
-}
-
-static void store_word(uint8_t *line, unsigned off, uint64_t w)
-{
-    atomic_store_explicit((_Atomic uint64_t *)(void *)(line + off), w, memory_order_release);
-}
 
 /* the peer's data record on idx: our receive's sequence number or near it */
 static void peer_data(int idx, int split)
@@ -491,37 +441,17 @@ static void cancel(int idx)
 
 static void job_open(unsigned cfg)
 {
-    static int once;
-    if (!once) {
-        for (int i = 0; i < NIDX; i++) {
-            in_line[i] = malloc(FMPL_TL_LINE);
-            out_line[i] = malloc(FMPL_TL_LINE);
-            self_line[i] = calloc(1, FMPL_TL_LINE);
-        }
-        once = 1;
-    }
-    for (int i = 0; i < NIDX; i++) {
-        memset(in_line[i], 0, FMPL_TL_LINE);
-        memset(out_line[i], 0, FMPL_TL_LINE);
-    }
     memset(reg, 0, sizeof reg);
     memset(&mx_shape, 0, sizeof mx_shape);
     mx_wait_seq = 0;
     io_fail = 0;
-    fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
-    fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = &boot_ops };
+    fuzz_job_state(&fuzz_ops, &boot_ops,
+                   (cfg & 1 ? FMPL_TL_CAP_CAS : 0) | (cfg & 2 ? FMPL_TL_CAP_GET : 0));
     fmpl_g.user_nidx = NUSER;
-    fmpl_g.nidx = NIDX;
     fmpl_g.ctl_idx = NIDX - 1;
-    fmpl_g.slots = calloc(2 * NIDX, sizeof *fmpl_g.slots);
     fmpl_g.split_min = 8192;
     fmpl_g.inline_max = cfg & 8 ? 0 : FMPL_INLINE_MAX;
     fmpl_g.early = !(cfg & 4);
-    fmpl_g.tl = (fmpl_tl_t){ .ops = &fuzz_ops, .rank = 0, .size = 2, .nidx = NIDX,
-                             .boot = &fmpl_g.boot, .max_inline = 32,
-                             .caps = (cfg & 1 ? FMPL_TL_CAP_CAS : 0) |
-                                     (cfg & 2 ? FMPL_TL_CAP_GET : 0) };
-    fmpl_g.initialized = 1;
 }
 
 static void job_close(void)
@@ -541,9 +471,7 @@ static void job_close(void)
     fmpl_p2p_send_forget();
     fmpl_p2p_recv_forget();
     fmpl_p2p_cancel_forget();
-    free(fmpl_g.slots);
-    fmpl_g.slots = NULL;
-    fmpl_g.initialized = 0;
+    fuzz_job_free();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)

@@ -27,12 +27,8 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/state.h"
 #include "coll/coll.h"
-#include "transport/transport.h"
-#include "fuzz_input.h"
 
-#define PEER   1
 #define NIDX   (FMPL_CI_ACK + 1)   /* the communicator's lines we use */
 #define EAGER  256                 /* bytes per eager slot */
 #define AREA   (2 * 2 * 2 * EAGER) /* [member][channel][slot] */
@@ -40,17 +36,9 @@
 static const unsigned lens[] = { 0, 1, 8, 23, 24, 25, 100, EAGER - 1, EAGER, EAGER + 1 };
 #define NLENS (sizeof lens / sizeof lens[0])
 
+#include "fuzz_peer.h"
+
 /* ---- the fake transport: lines only -------------------------------------- */
-
-static uint8_t *in_line[NIDX];     /* the peer writes these, we read */
-static uint8_t *out_line[NIDX];    /* we write these (the peer's lines) */
-static uint8_t *self_line[NIDX];
-
-static void check_peer_idx(int peer, int idx)
-{
-    if (peer != PEER || idx < 0 || idx >= NIDX)
-        abort();
-}
 
 static volatile uint8_t sink;
 
@@ -66,26 +54,6 @@ static int f_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     for (size_t i = 0; i < len; i++)
         x ^= ((const uint8_t *)src)[i];
     sink = x;
-    return FMPL_SUCCESS;
-}
-
-static volatile void *f_mbox_in(fmpl_tl_t *tl, int peer, int idx)
-{
-    (void)tl;
-    if (peer == 0 && idx >= 0 && idx < NIDX)
-        return self_line[idx];
-    check_peer_idx(peer, idx);
-    return in_line[idx];
-}
-
-static int f_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
-{
-    (void)flags; (void)comp;
-    check_peer_idx(peer, idx);
-    if (len < 8 || len > tl->max_inline || off + len > FMPL_TL_LINE || off % 8)
-        abort();
-    memcpy(out_line[idx] + off, rec, len);
     return FMPL_SUCCESS;
 }
 
@@ -121,23 +89,6 @@ static int wait_chan = -1;
 static unsigned wait_len;
 
 /* ---- the peer -------------------------------------------------------------- */
-
-static uint32_t near_seq(uint32_t expect)
-{
-    unsigned c = byte();
-    switch (c % 5) {
-    case 0: return expect;
-    case 1: return expect - 1;
-    case 2: return expect + 1;
-    case 3: return 0;
-    default: { uint32_t s; bytes(&s, sizeof s); return s; }
-    }
-}
-
-static void store_word(uint8_t *line, unsigned off, uint64_t w)
-{
-    atomic_store_explicit((_Atomic uint64_t *)(void *)(line + off), w, memory_order_release);
-}
 
 static int sig_idx(int chan) { return fmpl_cidx(&comm, chan ? FMPL_CI_FLOW : FMPL_CI_SIG); }
 
@@ -237,27 +188,8 @@ static void send_sig(int chan, unsigned len)
 
 static void job_open(unsigned cfg)
 {
-    static int once;
-    if (!once) {
-        for (int i = 0; i < NIDX; i++) {
-            in_line[i] = malloc(FMPL_TL_LINE);
-            out_line[i] = malloc(FMPL_TL_LINE);
-            self_line[i] = calloc(1, FMPL_TL_LINE);
-        }
-        once = 1;
-    }
-    for (int i = 0; i < NIDX; i++) {
-        memset(in_line[i], 0, FMPL_TL_LINE);
-        memset(out_line[i], 0, FMPL_TL_LINE);
-    }
     wait_chan = -1;
-    fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
-    fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = &boot_ops };
-    fmpl_g.nidx = NIDX;
-    fmpl_g.slots = calloc(2 * NIDX, sizeof *fmpl_g.slots);
-    fmpl_g.tl = (fmpl_tl_t){ .ops = &fuzz_ops, .rank = 0, .size = 2, .nidx = NIDX,
-                             .boot = &fmpl_g.boot, .max_inline = 32 };
-    fmpl_g.initialized = 1;
+    fuzz_job_state(&fuzz_ops, &boot_ops, 0);
     /* with an eager area (as fmpl_sig_eager leaves it) or without */
     comm = (fmpl_comm_rec_t){ .used = 1, .size = 2, .rank = 0, .ranks = ranks, .idx = 0,
                               .eager_state = cfg & 1 ? 1 : -1, .eager_max = EAGER,
@@ -274,9 +206,7 @@ static void job_close(void)
 {
     free(comm.eager);
     comm.eager = NULL;
-    free(fmpl_g.slots);
-    fmpl_g.slots = NULL;
-    fmpl_g.initialized = 0;
+    fuzz_job_free();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
