@@ -668,6 +668,38 @@ static TL_UNUSED void tl_run_refused(int np, const char *env, const char *said)
     job_free(&j);
 }
 
+/* The suites run their jobs also with FMPL_SHM_* settings (cross-memory
+ * attach off, other FIFO depths and eager sizes).  Only the shared-memory
+ * transport reads them: on a transport without it (the suite run with
+ * FMPL_TRANSPORT=tcw, peach2, tca, ofi or dcfa) such a job is the one the
+ * suite runs without them, and is not run twice.  Returns that transport,
+ * or NULL. */
+static TL_UNUSED const char *tl_shm_settings_inert(const char *env)
+{
+    static const char *const no_shm[] = {"tcw", "peach2", "tca", "ofi", "dcfa"};
+    const char *t = getenv("FMPL_TRANSPORT");
+    int other = 0;
+    if (!env || !t)
+        return NULL;
+    for (size_t i = 0; i < sizeof no_shm / sizeof no_shm[0]; i++)
+        other |= strcmp(t, no_shm[i]) == 0;
+    if (!other)
+        return NULL;
+    int words = 0;
+    for (const char *w = env; *w;) {
+        while (*w == ' ')
+            w++;
+        if (!*w)
+            break;
+        if (strncmp(w, "FMPL_SHM_", 9) != 0)
+            return NULL;
+        words++;
+        while (*w && *w != ' ')
+            w++;
+    }
+    return words ? t : NULL;
+}
+
 static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
                                     const char *const *args, int timeout)
 {
@@ -675,6 +707,12 @@ static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
     char desc[256], left[1024];
     tl_describe(desc, sizeof desc, env, np, prog, args);
     ck_assert_msg(tl_have_prog(prog), "test/progs/%s is not built", prog);
+    const char *other = tl_shm_settings_inert(env);
+    if (other) {
+        fprintf(stderr, "  %-60s not run: FMPL_TRANSPORT=%s reads no FMPL_SHM_* setting\n",
+                desc, other);
+        return;
+    }
     int st = run_jobv(&j, np, env, timeout, prog, args);
     job_log(&j, desc);
     fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
