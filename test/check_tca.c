@@ -15,7 +15,8 @@
  *                sub-cluster, on InfiniBand between sub-clusters, and
  *                its block faces on InfiniBand beside them; near peers
  *                2 hops away on InfiniBand (FMPL_TCA_IB_HOPS)
- *   determinism  bench/latency on tca: the same modeled times twice
+ *   determinism  bench/latency on tca: the same modeled times twice (the
+ *                second with a tenth of the iterations)
  *   compute      examples/himeno with its processor modeled (-g, through
  *                fmpl_compute, the CPU scale 0): the same time per
  *                iteration twice, and the model's sweep added exactly
@@ -141,13 +142,15 @@ END_TEST
 /* ---- bench/latency's modeled times ------------------------------------------ */
 
 /* bench/latency's "size time bandwidth" rows, as text */
-static void latency_rows(const char *env, const char *max, char *out, size_t cap)
+static void latency_rows(const char *env, const char *max, const char *iters, char *out,
+                         size_t cap)
 {
     job_t j;
     char desc[256];
-    snprintf(desc, sizeof desc, "%s fmplrun -n 2 bench/latency -m %s", env, max);
+    snprintf(desc, sizeof desc, "%s fmplrun -n 2 bench/latency -m %s -i %s", env, max,
+             iters);
     int st = run_cmd(&j, env, JOB_TIMEOUT + 30, "bin/fmplrun", "-n", "2", "-t", "240",
-                     tl_path("bench/latency"), "-m", max, NULL);
+                     tl_path("bench/latency"), "-m", max, "-i", iters, NULL);
     job_log(&j, desc);
     fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
     ck_assert_msg(st == 0, "%s: status %d:\n%s", desc, st, job_tail(&j, 2000));
@@ -176,8 +179,10 @@ START_TEST(test_determinism)
 {
     static char a[8192], b[8192];
     const char *env = "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096 " EXACT;
-    latency_rows(env, "256K", a, sizeof a);
-    latency_rows(env, "256K", b, sizeof b);
+    /* and with a tenth of the iterations (bench/tca -q, test_figure):
+     * every iteration takes the same modeled time */
+    latency_rows(env, "256K", "1", a, sizeof a);
+    latency_rows(env, "256K", "0.1", b, sizeof b);
     ck_assert_msg(strcmp(a, b) == 0, "two runs differ:\n%s\n---\n%s", a, b);
 }
 END_TEST
@@ -234,8 +239,8 @@ static double row_us(const char *rows, long size)
 START_TEST(test_figure)
 {
     static char p2[8192], ib[8192];
-    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=peach2 " EXACT, "2M", p2, sizeof p2);
-    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib " EXACT, "2M", ib, sizeof ib);
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=peach2 " EXACT, "2M", "0.1", p2, sizeof p2);
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib " EXACT, "2M", "0.1", ib, sizeof ib);
     /* seeds/000 Fig. 4: TCA ahead up to 512 KB, InfiniBand above */
     const long sizes[] = {8, 1024, 65536, 524288, 1048576, 2097152};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {

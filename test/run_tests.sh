@@ -13,7 +13,8 @@
 #      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
 #      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
 #      model (check_errors too) and without it (check_coll; check_p2p
-#      only when named);
+#      only when named; tca: the router's other policies and the model
+#      off only when named);
 #      and over real InfiniBand
 #      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in one and two qemu guests:
 #      test/dcfa_test.sh);
@@ -262,13 +263,15 @@ done
 # FMPL_TRANSPORT=tca: sub-clusters of 2 nodes (so a 4-rank job has near
 # and far peers), contiguous writes above 4 KiB to near peers on
 # InfiniBand (so the suites' messages take both networks, and a peer's
-# records follow its data across them); InfiniBand alone (collectives;
-# its point-to-point suite, tca_ib_check_p2p, only when named: make
-# check's 40 minutes); PEACH2 alone
-# inside sub-clusters of 4; and the model off with sub-clusters of 3
-# (collectives; point-to-point, tca_nomodel_check_p2p, only when named,
-# as tcw's and peach2's).
-# test/check_tca tests what only tca has (and 16-node jobs).
+# records follow its data across them).  Only when named, for make
+# check's 40 minutes: the router's other policies over the same two
+# engines, InfiniBand alone (tca_ib_check_coll, tca_ib_check_p2p, 70 s
+# each) and PEACH2 alone inside sub-clusters of 4
+# (tca_peach2_check_coll, 70 s), and the model off with sub-clusters of
+# 3 (tca_nomodel_check_coll, 40 s, tca_nomodel_check_p2p:
+# peach2_nomodel_check_coll runs the same PEACH2 engine without its
+# model).  test/check_tca tests what only tca has: every policy, with
+# 16-node jobs, and bench/tca's figures.
 TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
 for t in check_p2p check_coll check_blacs check_errors; do
     [ -x "test/$t" ] || continue
@@ -277,17 +280,17 @@ for t in check_p2p check_coll check_blacs check_errors; do
 done
 for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
-    [ $t = check_p2p ] && [ $# = 0 ] && continue
+    [ $# = 0 ] && continue
     selected "tca_ib_$t" "$@" || continue
     run_check "tca_ib_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
 done
-if [ -x test/check_coll ] && selected tca_peach2_check_coll "$@"; then
+if [ -x test/check_coll ] && [ $# -gt 0 ] && selected tca_peach2_check_coll "$@"; then
     run_check tca_peach2_check_coll test/check_coll FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 \
         FMPL_TCA_ROUTE=peach2
 fi
 for t in check_p2p check_coll; do
     [ -x "test/$t" ] || continue
-    [ $t = check_p2p ] && [ $# = 0 ] && continue
+    [ $# = 0 ] && continue
     selected "tca_nomodel_$t" "$@" || continue
     run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
         FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
