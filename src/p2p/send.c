@@ -135,17 +135,22 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         reclen += (unsigned)size;
         *status = FMPL_SUCCESS;
     } else {
-        rc = fmpl_tl_put(tl, dst, buf, size, &key, 0, comp);
-        if (rc == FMPL_SUCCESS) {
-            rec.word = fmpl_data_word(seq, FMPL_DST_OK, 0, 0);
-        } else {
-            /* tell the receiver, so it does not wait for data that never comes */
-            int32_t e = rc;
-            rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
-            memcpy(rec.inl, &e, sizeof e);
-            reclen += sizeof e;
-        }
+        /* the data and then its record, in one hand-over where the
+         * transport has one */
+        rec.word = fmpl_data_word(seq, FMPL_DST_OK, 0, 0);
+        reclen = fmpl_p2p_add_ack(&rec, reclen, dst, mai);
+        rc = fmpl_tl_put_notify(tl, dst, buf, size, &key, 0, mai, FMPL_DATA_OFF, &rec, reclen,
+                                comp);
         *status = rc;
+        if (rc == FMPL_SUCCESS) {
+            fmpl_slot(dst, mai)->send_issued = seq;
+            return 1;
+        }
+        /* tell the receiver, so it does not wait for data that never comes */
+        int32_t e = rc;
+        rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
+        memcpy(rec.inl, &e, sizeof e);
+        reclen = 8 + sizeof e;
     }
 notify:
     reclen = fmpl_p2p_add_ack(&rec, reclen, dst, mai);

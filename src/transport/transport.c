@@ -307,6 +307,17 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, in
     return FMPL_SUCCESS;
 }
 
+/* put_notify as the two calls it stands for (the ordering is notify's) */
+int fmpl_tl_put_notify_by_parts(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                                const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
+                                const void *rec, unsigned reclen, fmpl_tl_comp_t *comp)
+{
+    int rc = tl->ops->put(tl, peer, src, len, key, roff, comp);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    return tl->ops->notify(tl, peer, idx, off, rec, reclen, 0, comp);
+}
+
 #define IDLE_SPIN 1024             /* idle turns before yielding the CPU */
 
 int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)

@@ -200,6 +200,14 @@ typedef struct fmpl_tl_ops {
     volatile void *(*mbox_in)(fmpl_tl_t *tl, int peer, int idx);
     int  (*notify)(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                    const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
+    /* a put and then an ordered notify of its record, in one call: a
+     * transport that can carry both in one hand-over (shm: one FIFO
+     * chunk, data and record) saves the second; the others point at
+     * fmpl_tl_put_notify_by_parts.  An error of the put returns before
+     * the record is written; the caller then tells the peer itself. */
+    int  (*put_notify)(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                       const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
+                       const void *rec, unsigned reclen, fmpl_tl_comp_t *comp);
     int  (*mbox_cas)(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
                      uint64_t expect, uint64_t desired, uint64_t *old);
 
@@ -267,6 +275,9 @@ int fmpl_tl_put_strided_by_put(fmpl_tl_t *, int, const void *, size_t, size_t, s
                                const fmpl_tl_key_t *, uint64_t, size_t, fmpl_tl_comp_t *);
 int fmpl_tl_put_iov_by_put(fmpl_tl_t *, int, const fmpl_tl_iov_t *, int,
                            const fmpl_tl_key_t *, fmpl_tl_comp_t *);
+int fmpl_tl_put_notify_by_parts(fmpl_tl_t *, int, const void *, size_t, const fmpl_tl_key_t *,
+                                uint64_t, int, unsigned, const void *, unsigned,
+                                fmpl_tl_comp_t *);
 
 /* Waits inside a transport (ofi, dcfa, the emulated machines).
  * fmpl_tl_wait_check: whether a wait on `peer` begun at *t0 (seconds of
@@ -327,6 +338,11 @@ static inline int fmpl_tl_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                                  const void *rec, unsigned len, unsigned flags,
                                  fmpl_tl_comp_t *comp)
 { return tl->ops->notify(tl, peer, idx, off, rec, len, flags, comp); }
+static inline int fmpl_tl_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                                     const fmpl_tl_key_t *key, uint64_t roff, int idx,
+                                     unsigned off, const void *rec, unsigned reclen,
+                                     fmpl_tl_comp_t *comp)
+{ return tl->ops->put_notify(tl, peer, src, len, key, roff, idx, off, rec, reclen, comp); }
 static inline volatile void *fmpl_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 { return tl->ops->mbox_in(tl, peer, idx); }
 static inline int fmpl_tl_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,

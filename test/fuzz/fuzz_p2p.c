@@ -166,6 +166,7 @@ static const fmpl_tl_ops_t fuzz_ops = {
     .mem_alloc = f_mem_alloc, .mem_free = f_mem_free,
     .put = f_put, .put_strided = fmpl_tl_put_strided_by_put, .put_iov = fmpl_tl_put_iov_by_put,
     .get = f_get, .mbox_in = f_mbox_in, .notify = f_notify, .mbox_cas = f_mbox_cas,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .progress = f_progress, .peer_ok = f_peer_ok,
     .barrier = fmpl_tl_unsupported_barrier, .bcast = fmpl_tl_unsupported_bcast,
 };

@@ -16,7 +16,8 @@
  *
  * Not fuzzed, on purpose: a data chunk for ordinary memory names a bare
  * address in our process, which the transport cannot check (README:
- * isolation); such chunks are turned into chunks for our region here.
+ * isolation); such chunks are turned into chunks for our region here,
+ * and a data-and-record chunk's data is written into our region.
  *
  * Input: operations of one byte and their arguments.
  */
@@ -116,7 +117,8 @@ static void peer_chunk(void)
     unsigned k = (unsigned)(published % NCHUNK);
     fmpl_shm_chunk_t *d = &f.desc[k];
     unsigned c = byte();
-    d->kind = c & 1 ? FMPL_SHM_CH_NOTIFY : c & 2 ? FMPL_SHM_CH_DATA : c >> 2;
+    d->kind = c & 1 ? FMPL_SHM_CH_NOTIFY : c & 2 ? FMPL_SHM_CH_DATA
+            : c & 4 ? FMPL_SHM_CH_DATA_NOTIFY : c >> 3;
     d->len = (uint32_t)amount();
     d->addr = amount();
     bytes(&d->key_kind, sizeof d->key_kind);
@@ -132,6 +134,19 @@ static void peer_chunk(void)
             d->key_kind = FMPL_SHM_KEY_ALLOC;
         if (byte() & 1)
             d->key_id = ours.gen;
+    }
+    if (d->kind == FMPL_SHM_CH_DATA_NOTIFY) {
+        /* its data names a bare address too: our region instead (and
+         * no longer than it, unless longer than a chunk: refused);
+         * what is fuzzed is the record's index, offset and length */
+        d->addr = (uintptr_t)ours.base;
+        if (d->len <= FMPL_SHM_CHUNK && d->len > REGION)
+            d->len = REGION;
+        if (byte() & 1) {
+            d->key_kind = byte() % (NIDX + 1);
+            unsigned off = (byte() % 9) * 8;
+            d->key_id = FMPL_SHM_DN_WORD(off, byte() % (FMPL_SHM_REC_MAX + 9));
+        }
     }
     bytes(d->rec, sizeof d->rec);
     bytes(fmpl_shm_fifo_chunk(f, k), 64);

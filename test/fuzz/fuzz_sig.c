@@ -72,6 +72,7 @@ static int f_peer_ok(fmpl_tl_t *tl, int peer) { (void)tl; (void)peer; return 1; 
 static const fmpl_tl_ops_t fuzz_ops = {
     .size = sizeof(fmpl_tl_ops_t), .name = "fuzz",
     .put = f_put, .mbox_in = f_mbox_in, .notify = f_notify,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .progress = f_progress, .peer_ok = f_peer_ok,
 };
 

@@ -539,6 +539,7 @@ const fmpl_tl_ops_t fmpl_dcfa_ops = {
     .get = l_get,
     .mbox_in = fmpl_dcfa_mbox_in,
     .notify = l_notify,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = l_mbox_cas,
     .progress = fmpl_dcfa_progress,
     .peer_ok = dcfa_peer_ok,

@@ -498,6 +498,7 @@ const fmpl_tl_ops_t fmpl_ofi_ops = {
     .get = fmpl_ofi_get,
     .mbox_in = fmpl_ofi_mbox_in,
     .notify = fmpl_ofi_notify,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_ofi_mbox_cas,
     .progress = fmpl_ofi_progress,
     .peer_ok = ofi_peer_ok,

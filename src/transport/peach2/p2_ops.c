@@ -170,6 +170,7 @@ const fmpl_tl_ops_t fmpl_peach2_ops = {
     .get = fmpl_tl_unsupported_get,
     .mbox_in = fmpl_emu_tl_mbox_in,
     .notify = fmpl_p2_notify,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_tl_unsupported_cas,
     .progress = fmpl_emu_tl_progress,
     .peer_ok = fmpl_emu_tl_peer_ok,

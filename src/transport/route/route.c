@@ -243,6 +243,7 @@ const fmpl_tl_ops_t fmpl_route_ops = {
     .get = fmpl_route_get,
     .mbox_in = fmpl_route_mbox_in,
     .notify = fmpl_route_notify,
+    .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_route_mbox_cas,
     .progress = route_progress,
     .peer_ok = fmpl_route_peer_ok,

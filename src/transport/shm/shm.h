@@ -24,7 +24,8 @@
  *   user memory otherwise          pipelined through our FIFO to that peer;
  *                                  the receiver's progress copies it out
  * The FIFO also carries notifications that must stay behind FIFO data,
- * which gives the ordering transport.h promises.
+ * which gives the ordering transport.h promises; a put_notify through
+ * the FIFO carries its data and its record in one chunk (shm_put.c).
  */
 #ifndef FMPL_SHM_H
 #define FMPL_SHM_H
@@ -56,6 +57,7 @@
 /* FIFO chunk kinds */
 #define FMPL_SHM_CH_DATA   1
 #define FMPL_SHM_CH_NOTIFY 2
+#define FMPL_SHM_CH_DATA_NOTIFY 3   /* data into user memory, then a record */
 
 typedef struct fmpl_shm_seg_hdr {
     uint64_t magic;
@@ -76,14 +78,26 @@ typedef struct fmpl_shm_seg_hdr {
 #define FMPL_SHM_HB_ACK    (FMPL_SHM_HB_DESC + 64 * FMPL_SHM_HB_NSLOT)
 
 /* One FIFO chunk descriptor: a cache line written by the sender; `seq`
- * (chunk number, from 1) is stored last, with release order. */
+ * (chunk number, from 1) is stored last, with release order.
+ *   DATA         len data bytes for addr (key addr + offset) of key
+ *                (key_kind, key_id)
+ *   NOTIFY       a record of len bytes for line addr (an index) at offset
+ *                key_kind
+ *   DATA_NOTIFY  both (put_notify into user memory, whose key is its
+ *                address alone): len data bytes for addr, then a record
+ *                for line key_kind, offset and length in key_id
+ *                (FMPL_SHM_DN_OFF/LEN) - one chunk where DATA and NOTIFY
+ *                took two, so one descriptor line less per message */
 typedef struct fmpl_shm_chunk {
     _Atomic uint64_t seq;
     uint32_t kind, len;
-    uint64_t addr;                 /* DATA: key addr + offset; NOTIFY: idx */
-    uint32_t key_kind, key_id;     /* DATA: the key; NOTIFY: record offset */
+    uint64_t addr;
+    uint32_t key_kind, key_id;
     uint8_t  rec[FMPL_SHM_REC_MAX];
 } fmpl_shm_chunk_t;
+#define FMPL_SHM_DN_WORD(off, len) ((uint32_t)(off) << 8 | (uint32_t)(len))
+#define FMPL_SHM_DN_OFF(w)         ((w) >> 8)
+#define FMPL_SHM_DN_LEN(w)         ((w) & 0xff)
 
 /* One FIFO in its writer's segment: fifo_nchunk descriptors, then as
  * many chunks of FMPL_SHM_CHUNK bytes (a view; the layout has the sizes). */
@@ -215,6 +229,9 @@ int  fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
                        const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
 int  fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
                           const void *rec, unsigned len, fmpl_tl_comp_t *comp);
+int  fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t len,
+                              uint64_t addr, int idx, unsigned off, const void *rec,
+                              unsigned reclen);
 int  fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer);
 int  fmpl_shm_fifo_push(fmpl_shm_t *s, int peer);
 int  fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer);
@@ -238,6 +255,9 @@ int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
 /* shm_put.c */
 int  fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+int  fmpl_shm_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                         const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
+                         const void *rec, unsigned reclen, fmpl_tl_comp_t *comp);
 int  fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
                           size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
                           uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);

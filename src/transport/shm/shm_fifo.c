@@ -93,6 +93,29 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     return 1;
 }
 
+/* Data and its record in one chunk, if the FIFO has room now and nothing
+ * queued before it (else 0: the caller puts and notifies as two). */
+int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t len,
+                             uint64_t addr, int idx, unsigned off, const void *rec,
+                             unsigned reclen)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (p->pend || len > FMPL_SHM_CHUNK || reclen > FMPL_SHM_REC_MAX || !has_room(s, peer))
+        return 0;
+    fmpl_shm_fifo_t f = out_fifo(s, peer);
+    unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
+    fmpl_shm_chunk_t *d = &f.desc[k];
+    memcpy(fmpl_shm_fifo_chunk(f, k), src, len);
+    d->kind = FMPL_SHM_CH_DATA_NOTIFY;
+    d->len = (uint32_t)len;
+    d->addr = addr;
+    d->key_kind = (uint32_t)idx;
+    d->key_id = FMPL_SHM_DN_WORD(off, reclen);
+    memcpy(d->rec, rec, reclen);
+    publish(p, d);
+    return 1;
+}
+
 static int enqueue(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
@@ -173,6 +196,13 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
     return (int)(p->produced - before);
 }
 
+/* a DATA_NOTIFY chunk's record: 8..REC_MAX bytes, 8-aligned, in the line */
+static int dn_rec_ok(uint32_t w)
+{
+    uint32_t off = FMPL_SHM_DN_OFF(w), len = FMPL_SHM_DN_LEN(w);
+    return len >= 8 && len <= FMPL_SHM_REC_MAX && off % 8 == 0 && off <= FMPL_TL_LINE - len;
+}
+
 /* Apply what `peer` has queued for us.  Returns chunks consumed. */
 int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
 {
@@ -202,6 +232,14 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
                    d->key_kind <= FMPL_TL_LINE - len) {
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
             fmpl_shm_line_write(line, d->key_kind, d->rec, len);
+        } else if (kind == FMPL_SHM_CH_DATA_NOTIFY && len <= FMPL_SHM_CHUNK &&
+                   d->key_kind < (uint32_t)s->layout.nidx && dn_rec_ok(d->key_id)) {
+            /* the data where the receive said, then its record: the
+             * reader of the line sees the data (the copy is ours) */
+            memcpy((void *)(uintptr_t)d->addr, fmpl_shm_fifo_chunk(f, k), len);
+            uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->key_kind);
+            fmpl_shm_line_write(line, FMPL_SHM_DN_OFF(d->key_id), d->rec,
+                                FMPL_SHM_DN_LEN(d->key_id));
         } else {
             fmpl_log_err("a malformed FIFO chunk from rank %d dropped (kind %u, %u bytes)",
                          peer, kind, len);

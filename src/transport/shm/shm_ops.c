@@ -136,6 +136,7 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .get = fmpl_shm_get,
     .mbox_in = fmpl_shm_mbox_in,
     .notify = fmpl_shm_notify,
+    .put_notify = fmpl_shm_put_notify,
     .mbox_cas = fmpl_shm_mbox_cas,
     .progress = shm_progress,
     .peer_ok = shm_peer_ok,

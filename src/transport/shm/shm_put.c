@@ -59,6 +59,31 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     return fmpl_shm_fifo_put(s, peer, src, len, key, roff, comp);
 }
 
+/*
+ * A put and its record.  Into a peer's ordinary memory through the FIFO
+ * (a medium message, the path DATA takes below the CMA threshold), both
+ * go in one chunk: the receiver copies the data out and then writes the
+ * record, as it would for the two chunks it replaces.  Anything else (a
+ * mapped target, CMA, a queue before it, a full FIFO) is a put and a
+ * notify.
+ */
+int fmpl_shm_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                        const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
+                        const void *rec, unsigned reclen, fmpl_tl_comp_t *comp)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (peer != tl->rank && len && (key->kind & 0xff) == FMPL_SHM_KEY_USER &&
+        !(s->cma && p->cma_ok && len > s->eager) && idx >= 0 && idx < tl->nidx &&
+        reclen >= 8 && off % 8 == 0 && off + reclen <= FMPL_TL_LINE &&
+        fmpl_shm_fifo_put_notify(s, peer, src, len, key->addr + roff, idx, off, rec, reclen))
+        return FMPL_SUCCESS;
+    int rc = fmpl_shm_put(tl, peer, src, len, key, roff, comp);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    return fmpl_shm_notify(tl, peer, idx, off, rec, reclen, 0, comp);
+}
+
 int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                  uint64_t roff)
 {
