@@ -93,14 +93,24 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     return 1;
 }
 
-/* Data and its record in one chunk, if the FIFO has room now and nothing
- * queued before it (else 0: the caller puts and notifies as two). */
+/* a DATA_NOTIFY chunk's record (both sides check it): 8..REC_MAX bytes, 8-aligned, in the line */
+static int dn_rec_ok(uint32_t w)
+{
+    uint32_t off = FMPL_SHM_DN_OFF(w), len = FMPL_SHM_DN_LEN(w);
+    return len >= 8 && len <= FMPL_SHM_REC_MAX && off % 8 == 0 && off <= FMPL_TL_LINE - len;
+}
+
+/* Data and its record in one chunk, if both fit one, the FIFO has room
+ * now and nothing is queued before it (else 0: the caller puts and
+ * notifies as two). */
 int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t len,
                              uint64_t addr, int idx, unsigned off, const void *rec,
                              unsigned reclen)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    if (p->pend || len > FMPL_SHM_CHUNK || reclen > FMPL_SHM_REC_MAX || !has_room(s, peer))
+    if (p->pend || len > FMPL_SHM_CHUNK || idx < 0 || idx >= s->layout.nidx ||
+        reclen > FMPL_SHM_REC_MAX || !dn_rec_ok(FMPL_SHM_DN_WORD(off, reclen)) ||
+        !has_room(s, peer))
         return 0;
     fmpl_shm_fifo_t f = out_fifo(s, peer);
     unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
@@ -194,13 +204,6 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
         free(e);
     }
     return (int)(p->produced - before);
-}
-
-/* a DATA_NOTIFY chunk's record: 8..REC_MAX bytes, 8-aligned, in the line */
-static int dn_rec_ok(uint32_t w)
-{
-    uint32_t off = FMPL_SHM_DN_OFF(w), len = FMPL_SHM_DN_LEN(w);
-    return len >= 8 && len <= FMPL_SHM_REC_MAX && off % 8 == 0 && off <= FMPL_TL_LINE - len;
 }
 
 /* Apply what `peer` has queued for us.  Returns chunks consumed. */

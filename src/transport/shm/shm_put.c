@@ -74,14 +74,11 @@ int fmpl_shm_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     fmpl_shm_t *s = fmpl_shm_of(tl);
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (peer != tl->rank && len && (key->kind & 0xff) == FMPL_SHM_KEY_USER &&
-        !(s->cma && p->cma_ok && len > s->eager) && idx >= 0 && idx < tl->nidx &&
-        reclen >= 8 && off % 8 == 0 && off + reclen <= FMPL_TL_LINE &&
+        !(s->cma && p->cma_ok && len > s->eager) &&
         fmpl_shm_fifo_put_notify(s, peer, src, len, key->addr + roff, idx, off, rec, reclen))
         return FMPL_SUCCESS;
-    int rc = fmpl_shm_put(tl, peer, src, len, key, roff, comp);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    return fmpl_shm_notify(tl, peer, idx, off, rec, reclen, 0, comp);
+    return fmpl_tl_put_notify_by_parts(tl, peer, src, len, key, roff, idx, off, rec, reclen,
+                                       comp);
 }
 
 int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
