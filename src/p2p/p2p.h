@@ -157,13 +157,19 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RS_BLOCKING 1u     /* not cancellable */
 #define FMPL_RS_WAITS    2u     /* the caller waits at once: may defer its header */
 
-/* priv[0]: put completion; priv[1..2]: pending-send links; priv[3]: the
- * time a split send finished its own part, or a deferred receive started
- * (FMPL_RF_DEFER); priv[4..5]: the key of the
- * buffer's registration while a peer may use it (FMPL_RF_REG) */
+/* priv[0]: put completion; priv[1..2]: pending-send links, or a deferred
+ * receive's polls (FMPL_RF_DEFER: the clock is read every 64th); priv[3]:
+ * the time a split send finished its own part, or a deferred receive
+ * started (FMPL_RF_DEFER); priv[4..5]: the key of the buffer's
+ * registration while a peer may use it (FMPL_RF_REG) */
 static inline double *fmpl_req_t_split(fmpl_request_t *r)
 {
     return (double *)(void *)&r->priv[3];
+}
+
+static inline uint64_t *fmpl_req_polls(fmpl_request_t *r)
+{
+    return &r->priv[2];
 }
 
 static inline fmpl_tl_key_t *fmpl_req_key(fmpl_request_t *r)

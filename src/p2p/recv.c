@@ -132,7 +132,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, req->peer, req->mai);
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
     if (!fmpl_data_is(w, req->seq)) {
-        if ((req->flags & FMPL_RF_DEFER) &&
+        if ((req->flags & FMPL_RF_DEFER) && (++*fmpl_req_polls(req) & 63) == 0 &&
             fmpl_wtime() - *fmpl_req_t_split(req) >= FMPL_EARLY_PATIENCE) {
             /* the message did not come early: ask for it */
             req->flags &= ~FMPL_RF_DEFER;

@@ -178,6 +178,7 @@ typedef struct fmpl_dcfa {
     enum ibv_mtu mtu;
     int roce;                      /* Ethernet link layer: addressed by GID */
     uint32_t max_inline;
+    uint32_t vendor;               /* the device's vendor id (software providers) */
     uint8_t rd_atom;               /* RDMA READs in flight per queue pair */
     fmpl_dcfa_peer_t *peer;        /* [size] */
     int nqp;                       /* RC queue pairs created */

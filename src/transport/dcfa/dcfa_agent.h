@@ -63,6 +63,8 @@ typedef struct fmpl_dcfa_arep {
 
 /* rxe's vendor id: the provider whose queues dcfa_uverbs.c can work */
 #define FMPL_DCFA_RXE_VENDOR 0xffffffu
+/* siw's (the kernel's SIW_VENDOR_ID, "bmt"): iWARP in software over TCP */
+#define FMPL_DCFA_SIW_VENDOR 0x626d74u
 
 /* Connect to this host's agent for job `jobid`, starting it if there is
  * none: the socket, or -1 with errno. */

@@ -28,6 +28,7 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "transport/dcfa/dcfa.h"
+#include "transport/dcfa/dcfa_agent.h"
 
 #define NOPS 4096                  /* send requests in flight at most */
 
@@ -337,6 +338,13 @@ static int dcfa_open(fmpl_tl_t *tl)
     int cqe = NOPS + FMPL_DCFA_NRECV + FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX + 64;
     int rc = fmpl_dcfa_dev_open(d, cqe);
     d->dev_opened = 1;
+    /* A software provider (rxe: RoCE, siw: iWARP) is the kernel's network
+     * stack: each message costs a system call to send (the doorbell) and
+     * the kernel's work on both sides, so a blocking small receive holds
+     * its header back for the early message (p2p.h).  On rxe under qemu
+     * that halved the 8-byte ping-pong (bench/compare -v, issue 17's
+     * note): one message per exchange instead of two. */
+    tl->kernel_any = d->vendor == FMPL_DCFA_RXE_VENDOR || d->vendor == FMPL_DCFA_SIW_VENDOR;
     if (rc == FMPL_SUCCESS)
         rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx);
     d->box.answer = d->box.request = fmpl_dcfa_box_send;
@@ -385,9 +393,11 @@ static int dcfa_open(fmpl_tl_t *tl)
         snprintf(mode, sizeof mode, "direct mode (this process owns the verbs resources: %s)",
                  d->mode_why);
     fmpl_log_info("dcfa: %s, device %s port %d, %s, GID %d (%s), MTU %d, %d ranks, queue "
-                  "pairs on first use, inline %u bytes",
+                  "pairs on first use, inline %u bytes%s",
                   mode, d->devname, d->port, d->roce ? "RoCE" : "InfiniBand",
-                  d->gid_index, gid, 128 << d->mtu, tl->size, d->max_inline);
+                  d->gid_index, gid, 128 << d->mtu, tl->size, d->max_inline,
+                  tl->kernel_any ? "; a software provider (the kernel's network stack): small "
+                                   "blocking receives hold their headers back" : "");
     return FMPL_SUCCESS;
 }
 

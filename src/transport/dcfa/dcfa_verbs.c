@@ -262,6 +262,7 @@ static int split_open(fmpl_dcfa_t *d, int cqe, const char **why)
     d->gid_index = p.gid_index;
     memcpy(d->gid.raw, p.gid, 16);
     d->rd_atom = p.rd_atom ? p.rd_atom : 1;
+    d->vendor = p.vendor;
     snprintf(d->devname, sizeof d->devname, "%s", p.dev);
 
     q = (fmpl_dcfa_areq_t){ .op = FMPL_AG_CQ, .a = (uint32_t)cqe };
@@ -320,6 +321,7 @@ int fmpl_dcfa_dev_open(fmpl_dcfa_t *d, int cqe)
     if (rc != FMPL_SUCCESS)
         return rc;
     snprintf(d->devname, sizeof d->devname, "%s", ibv_get_device_name(d->ctx->device));
+    d->vendor = da.vendor_id;
     d->rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
     if (!d->rd_atom)
         d->rd_atom = 1;
