@@ -1,23 +1,47 @@
 /*
  * ticker.c - the progress ticker (ticker.h).
  */
+#include <errno.h>
 #include <time.h>
 
 #include "fmpl.h"
 #include "core/log.h"
 #include "transport/ticker.h"
 
-#define FMPL_TICK_NS 1000000
+#define FMPL_TICK_NS     1000000L   /* while nobody else makes progress */
+#define FMPL_TICK_MAX_NS 8000000L   /* while the application does: doubled up to this */
+
+/* Sleep `ns`, or less if stopped: 1 when stopped.  A condition variable
+ * rather than nanosleep, so that fmpl_ticker_stop (in the transport's
+ * close, in fmpl_finalize) does not wait out a tick of up to 8 ms. */
+static int sleep_tick(fmpl_ticker_t *t, long ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_nsec += ns;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    pthread_mutex_lock(&t->m);
+    int e = 0;
+    while (!t->stopping && e != ETIMEDOUT)
+        e = pthread_cond_timedwait(&t->cv, &t->m, &until);
+    int stop = t->stopping;
+    pthread_mutex_unlock(&t->m);
+    return stop;
+}
 
 static void *tick(void *arg)
 {
     fmpl_ticker_t *t = arg;
-    struct timespec ts = { 0, FMPL_TICK_NS };
+    long ns = FMPL_TICK_NS;
     unsigned long seen = 0;
-    while (!atomic_load_explicit(&t->stop, memory_order_acquire)) {
-        nanosleep(&ts, NULL);
-        if (atomic_load_explicit(&t->calls, memory_order_relaxed) == seen)
+    while (!sleep_tick(t, ns)) {
+        if (atomic_load_explicit(&t->calls, memory_order_relaxed) == seen) {
             t->progress(t->tl);
+            ns = FMPL_TICK_NS;
+        } else if (ns < FMPL_TICK_MAX_NS) {
+            ns *= 2;
+        }
         seen = atomic_load_explicit(&t->calls, memory_order_relaxed);
     }
     return NULL;
@@ -28,8 +52,16 @@ int fmpl_ticker_start(fmpl_ticker_t *t, fmpl_tl_t *tl, int (*progress)(fmpl_tl_t
 {
     t->tl = tl;
     t->progress = progress;
-    atomic_store(&t->stop, 0);
+    t->stopping = 0;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&t->m, NULL);
     if (pthread_create(&t->thread, NULL, tick, t) != 0) {
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->m);
         fmpl_log_err("%s: cannot start the progress thread", who);
         return FMPL_ERR_SYSTEM;
     }
@@ -41,7 +73,12 @@ void fmpl_ticker_stop(fmpl_ticker_t *t)
 {
     if (!t->running)
         return;
-    atomic_store_explicit(&t->stop, 1, memory_order_release);
+    pthread_mutex_lock(&t->m);
+    t->stopping = 1;
+    pthread_cond_signal(&t->cv);
+    pthread_mutex_unlock(&t->m);
     pthread_join(t->thread, NULL);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->m);
     t->running = 0;
 }

@@ -454,6 +454,12 @@ static void ofi_close(fmpl_tl_t *tl)
     if (!o)
         return;
     fmpl_ticker_stop(&o->ticker);
+    /* take what the peers' providers sent last (verbs;ofi_rxm's own
+     * acknowledgements and credits: with manual progress only our calls
+     * handle them) before the endpoint goes; libfabric 1.17 closing an
+     * rxm endpoint over them crashed (issue 17's note) */
+    for (int idle = 0, n = 0; o->cq && idle < 64 && n < 100000; n++)
+        idle = fmpl_ofi_progress(tl) ? 0 : idle + 1;
     for (int c = 0; c < FMPL_OFI_NEP; c++) {
         if (o->ch[c].ep)
             fi_close(&o->ch[c].ep->fid);
