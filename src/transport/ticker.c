@@ -1,7 +1,6 @@
 /*
  * ticker.c - the progress ticker (ticker.h).
  */
-#include <errno.h>
 #include <time.h>
 
 #include "fmpl.h"
@@ -23,7 +22,7 @@ static int sleep_tick(fmpl_ticker_t *t, long ns)
     until.tv_nsec %= 1000000000L;
     pthread_mutex_lock(&t->m);
     int e = 0;
-    while (!t->stopping && e != ETIMEDOUT)
+    while (!t->stopping && e == 0)   /* 0: woken early (or spuriously); else timed out */
         e = pthread_cond_timedwait(&t->cv, &t->m, &until);
     int stop = t->stopping;
     pthread_mutex_unlock(&t->m);
