@@ -453,12 +453,13 @@ static void ofi_close(fmpl_tl_t *tl)
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     if (!o)
         return;
+    int opened = o->ticker.running;   /* started last in ofi_open */
     fmpl_ticker_stop(&o->ticker);
     /* take what the peers' providers sent last (verbs;ofi_rxm's own
      * acknowledgements and credits: with manual progress only our calls
      * handle them) before the endpoint goes; libfabric 1.17 closing an
      * rxm endpoint over them crashed (issue 17's note) */
-    for (int idle = 0, n = 0; o->cq && idle < 64 && n < 100000; n++)
+    for (int idle = 0, n = 0; opened && idle < 64 && n < 100000; n++)
         idle = fmpl_ofi_progress(tl) ? 0 : idle + 1;
     for (int c = 0; c < FMPL_OFI_NEP; c++) {
         if (o->ch[c].ep)
