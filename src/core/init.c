@@ -50,9 +50,10 @@ static int read_settings(void)
      * even an 8-byte message into the receive buffer and then the flag,
      * and FMPL_EARLY=0 waits for every header (bench/sr8000 measures
      * Table 1 so).  Every rank must use the same values. */
-    rc = rc ? rc : fmpl_env_long("FMPL_INLINE", FMPL_INLINE_MAX, 0, FMPL_INLINE_MAX,
+    rc = rc ? rc : fmpl_env_long("FMPL_INLINE", FMPL_EXT_MAX, 0, FMPL_EXT_MAX,
                                  "bytes a message may carry in its completion record, "
-                                 "0 to 24", &inline_max);
+                                 "0 to 256 (at most what the transport's records hold)",
+                                 &inline_max);
     rc = rc ? rc : fmpl_env_long("FMPL_EARLY", 1, 0, 1,
                                  "0 (every message waits for its receive's header) or 1",
                                  &early);
@@ -128,6 +129,19 @@ int fmpl_init(int count)
             fmpl_check_peer(-1);   /* name the rank the launcher knows dead */
         release_all();
         return rc;
+    }
+    /* A message rides in its record up to what the transport's records
+     * hold: 24 bytes in half a line, more where a record may run on into
+     * the slot's next lines (p2p.h).  The same on every rank: every rank
+     * runs the same transport. */
+    unsigned cap = fmpl_g.tl.max_inline > FMPL_EXT_OFF ? fmpl_g.tl.max_inline - FMPL_EXT_OFF
+                                                       : FMPL_INLINE_MAX;
+    cap = cap > FMPL_EXT_MAX ? FMPL_EXT_MAX : cap < FMPL_INLINE_MAX ? FMPL_INLINE_MAX : cap;
+    if (fmpl_g.inline_max > cap) {
+        if (getenv("FMPL_INLINE"))
+            fmpl_log_info("FMPL_INLINE=%u: %s's records hold %u bytes, so %u",
+                          fmpl_g.inline_max, fmpl_g.tl.ops->name, cap, cap);
+        fmpl_g.inline_max = cap;
     }
     fmpl_enter();                  /* an emulated machine's clock starts here */
     rc = fmpl_comm_setup();

@@ -464,20 +464,21 @@ static int strided_try(volatile uint8_t *line, int peer, int idx, uint32_t seq,
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
     if ((uint32_t)(w >> 32) != seq)
         return 0;
-    const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8;
+    const uint8_t *inl = (const uint8_t *)line + FMPL_DATA_OFF + 8, *data;
+    size_t n;
     if (((w >> 16) & 0xff) == FMPL_DST_OK) {
         *status = FMPL_SUCCESS;
         if (!(w & (FMPL_DFLAG_INLINE << 8))) {
             /* the sender wrote the columns */
-        } else if ((w & 0xff) == nbytes(s) && nbytes(s) <= FMPL_INLINE_MAX) {
-            fmpl_mshape_unpack(s, inl, a);
+        } else if ((data = fmpl_rec_inline(line, w, &n)) && n == nbytes(s)) {
+            fmpl_mshape_unpack(s, data, a);
         } else {
             /* no correct sender inlines another size than ours (recv.c:
              * a broken peer's record ends the receive, and never makes
              * us read past the record) */
             fmpl_log_err("rank %d broke the protocol on index %d (inline matrix of %u "
                          "bytes for %zu, record %#llx): receive ended with an error", peer,
-                         idx, (unsigned)(w & 0xff), nbytes(s), (unsigned long long)w);
+                         idx, fmpl_data_len(w), nbytes(s), (unsigned long long)w);
             *status = FMPL_ERR_INTERNAL;
         }
     } else {

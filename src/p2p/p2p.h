@@ -9,8 +9,18 @@
  *   offset  0  header record  (the peer posts a receive of OUR message)
  *              word = seq << 32 | state, then size and the buffer's key
  *   offset 32  data record    (the peer's message to US is complete)
- *              word = seq << 32 | status << 16 | flags << 8 | inline length,
- *              then up to 24 bytes of inline data
+ *              word = seq << 32 | inline length's high byte << 24 |
+ *              status << 16 | flags << 8 | its low byte, then up to 24
+ *              bytes of inline data
+ *
+ * A transport whose records may be longer than half a line (max_inline,
+ * shm) has slots of several lines: there a message of up to
+ * fmpl_g.inline_max bytes rides in the data record's extension, at slot
+ * offset 64 (FMPL_DFLAG_EXT), with the acknowledgement in front of it.
+ * One record, written by the sender into its own memory and read by the
+ * receiver line after line, where the data would otherwise pass through
+ * the receive's header, a FIFO chunk and the record (about three cache
+ * lines on the critical path for one).
  *
  * The k-th receive from src on index i posts header seq k into our line at
  * src; src's k-th send to us on i waits for it, writes the data once into
@@ -100,9 +110,13 @@ static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(u
 #define FMPL_DFLAG_ACK    2u   /* inl[FMPL_ACK_OFF..+4]: our last receive done */
 #define FMPL_DFLAG_EARLY  4u   /* sent before its header */
 #define FMPL_DFLAG_TAG    8u   /* inl[FMPL_TAG_OFF..+4]: an early matrix send's shape tag */
+#define FMPL_DFLAG_EXT   16u   /* with INLINE: the data at record offset 32 (p2p.h) */
 #define FMPL_ACK_OFF      (FMPL_INLINE_MAX - 4)
 #define FMPL_TAG_OFF      (FMPL_ACK_OFF - 4)
 #define FMPL_MX_EARLY_MAX FMPL_TAG_OFF   /* the bytes an early matrix send carries */
+/* the most bytes a record's extension carries (the length has 16 bits) */
+#define FMPL_EXT_MAX      256
+#define FMPL_EXT_OFF      32   /* where the extension starts in the record */
 
 typedef struct fmpl_hdr_rec {
     uint64_t word;
@@ -115,8 +129,16 @@ typedef struct fmpl_data_rec {
     uint8_t inl[FMPL_INLINE_MAX];
 } fmpl_data_rec_t;
 
+/* a data record with room for its extension */
+typedef struct fmpl_data_rec_x {
+    fmpl_data_rec_t r;
+    uint8_t ext[FMPL_EXT_MAX];
+} fmpl_data_rec_x_t;
+
 _Static_assert(sizeof(fmpl_hdr_rec_t) == 32, "header record is half a line");
 _Static_assert(sizeof(fmpl_data_rec_t) == 32, "data record is half a line");
+_Static_assert(sizeof(fmpl_data_rec_x_t) == FMPL_EXT_OFF + FMPL_EXT_MAX,
+               "the extension follows the record");
 
 static inline uint64_t fmpl_hdr_word(uint32_t seq, unsigned state)
 {
@@ -125,7 +147,12 @@ static inline uint64_t fmpl_hdr_word(uint32_t seq, unsigned state)
 static inline uint64_t fmpl_data_word(uint32_t seq, unsigned status, unsigned flags,
                                       unsigned len)
 {
-    return (uint64_t)seq << 32 | status << 16 | flags << 8 | len;
+    return (uint64_t)seq << 32 | (uint64_t)(len >> 8 & 0xff) << 24 | status << 16 |
+           flags << 8 | (len & 0xff);
+}
+static inline unsigned fmpl_data_len(uint64_t w)
+{
+    return (unsigned)(w & 0xff) | (unsigned)(w >> 24 & 0xff) << 8;
 }
 static inline uint32_t fmpl_seq_next(uint32_t s) { return s + 1 ? s + 1 : 1; }
 
@@ -139,6 +166,18 @@ static inline uint64_t fmpl_line_word(volatile void *line, unsigned off)
 static inline int fmpl_data_is(uint64_t w, uint32_t seq)
 {
     return (uint32_t)(w >> 32) == seq && ((w >> 16) & 0xff) != FMPL_DST_CANCELLED;
+}
+
+/* The inline bytes of data record `w` in `line` (w has FMPL_DFLAG_INLINE):
+ * their address, and their count in *n; NULL for a length no correct
+ * sender writes (so a broken peer never makes us read past its record). */
+static inline const uint8_t *fmpl_rec_inline(volatile uint8_t *line, uint64_t w, size_t *n)
+{
+    *n = fmpl_data_len(w);
+    if (w & (FMPL_DFLAG_EXT << 8))
+        return *n <= fmpl_g.inline_max ? (const uint8_t *)line + FMPL_DATA_OFF + FMPL_EXT_OFF
+                                       : NULL;
+    return *n <= FMPL_INLINE_MAX ? (const uint8_t *)line + FMPL_DATA_OFF + 8 : NULL;
 }
 
 /* request kinds and flags */

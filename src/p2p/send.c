@@ -15,7 +15,7 @@
  * the size word `want` (a matrix receive: bytes and shape tag). */
 int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want)
 {
-    if (!fmpl_g.early || size > FMPL_INLINE_MAX ||
+    if (!fmpl_g.early || size > fmpl_g.inline_max ||
         fmpl_seq_next(fmpl_slot(dst, mai)->peer_done) != seq)
         return 0;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, dst, mai);
@@ -35,11 +35,31 @@ int fmpl_p2p_early_ok(int dst, int mai, uint32_t seq, size_t size, uint64_t want
 unsigned fmpl_p2p_add_ack(fmpl_data_rec_t *rec, unsigned reclen, int dst, int mai)
 {
     uint32_t done = fmpl_slot(dst, mai)->recv_done;
-    if (reclen > 8 + FMPL_ACK_OFF || done == 0)
+    int ext = !!(rec->word & (FMPL_DFLAG_EXT << 8));   /* the data is past the ack */
+    if ((reclen > 8 + FMPL_ACK_OFF && !ext) || done == 0)
         return reclen;
     memcpy(rec->inl + FMPL_ACK_OFF, &done, sizeof done);
     rec->word |= (uint64_t)FMPL_DFLAG_ACK << 8;
-    return 8 + FMPL_INLINE_MAX;
+    return ext ? reclen : 8 + FMPL_INLINE_MAX;
+}
+
+/* A message of `size` <= fmpl_g.inline_max bytes inside its record: in
+ * the record's own bytes while they leave room for the acknowledgement,
+ * else in the extension where the transport has one (p2p.h).  Returns
+ * the record's length. */
+static unsigned inline_rec(fmpl_data_rec_x_t *x, uint32_t seq, unsigned flags,
+                           const void *buf, size_t size)
+{
+    if (size <= FMPL_ACK_OFF || fmpl_g.inline_max <= FMPL_INLINE_MAX) {
+        x->r.word = fmpl_data_word(seq, FMPL_DST_OK, flags, (unsigned)size);
+        if (size)
+            memcpy(x->r.inl, buf, size);
+        return 8 + (unsigned)size;
+    }
+    x->r.word = fmpl_data_word(seq, FMPL_DST_OK, flags | FMPL_DFLAG_EXT, (unsigned)size);
+    memset(x->r.inl, 0, sizeof x->r.inl);
+    memcpy(x->ext, buf, size);
+    return FMPL_EXT_OFF + (unsigned)size;
 }
 
 /*
@@ -58,17 +78,14 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     fmpl_tl_t *tl = &fmpl_g.tl;
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
     uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
-    fmpl_data_rec_t rec;
+    fmpl_data_rec_x_t rx;
+    fmpl_data_rec_t *rec = &rx.r;
     unsigned reclen = 8;
     if ((uint32_t)(w >> 32) != seq) {
         if (size > fmpl_g.inline_max || !fmpl_p2p_early_ok(dst, mai, seq, size, 0))
             return 0;
         /* the receive is not posted yet: write the record now */
-        rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY,
-                                  (unsigned)size);
-        if (size)
-            memcpy(rec.inl, buf, size);
-        reclen += (unsigned)size;
+        reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY, buf, size);
         *status = FMPL_SUCCESS;
         goto notify;
     }
@@ -97,8 +114,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     int rc = FMPL_SUCCESS;
     if (size > room) {
         uint64_t sz = size;
-        rec.word = fmpl_data_word(seq, FMPL_DST_TRUNCATE, 0, 0);
-        memcpy(rec.inl, &sz, sizeof sz);
+        rec->word = fmpl_data_word(seq, FMPL_DST_TRUNCATE, 0, 0);
+        memcpy(rec->inl, &sz, sizeof sz);
         reclen += sizeof sz;
         *status = FMPL_ERR_TRUNCATE;
     } else if (split && size > fmpl_g.split_min && fmpl_split_ok(tl) &&
@@ -108,10 +125,10 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         int reg = fmpl_tl_mem_reg(tl, (void *)buf, size, skey);
         rc = reg;
         if (rc == FMPL_SUCCESS) {
-            rec.word = fmpl_data_word(seq, FMPL_DST_SPLIT, 0, 0);
-            memcpy(rec.inl, skey, sizeof *skey);
-            memcpy(rec.inl + sizeof *skey, &sz, sizeof sz);
-            rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, 8 + 24, 0, comp);
+            rec->word = fmpl_data_word(seq, FMPL_DST_SPLIT, 0, 0);
+            memcpy(rec->inl, skey, sizeof *skey);
+            memcpy(rec->inl + sizeof *skey, &sz, sizeof sz);
+            rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, rec, 8 + 24, 0, comp);
         }
         if (rc == FMPL_SUCCESS)
             rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, comp);
@@ -125,21 +142,18 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         if (reg == FMPL_SUCCESS)
             fmpl_tl_mem_dereg(tl, skey);
         int32_t e = rc;
-        rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
-        memcpy(rec.inl, &e, sizeof e);
+        rec->word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
+        memcpy(rec->inl, &e, sizeof e);
         reclen += sizeof e;
     } else if (size <= fmpl_g.inline_max) {
-        rec.word = fmpl_data_word(seq, FMPL_DST_OK, FMPL_DFLAG_INLINE, (unsigned)size);
-        if (size)
-            memcpy(rec.inl, buf, size);
-        reclen += (unsigned)size;
+        reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE, buf, size);
         *status = FMPL_SUCCESS;
     } else {
         /* the data and then its record, in one hand-over where the
          * transport has one */
-        rec.word = fmpl_data_word(seq, FMPL_DST_OK, 0, 0);
-        reclen = fmpl_p2p_add_ack(&rec, reclen, dst, mai);
-        rc = fmpl_tl_put_notify(tl, dst, buf, size, &key, 0, mai, FMPL_DATA_OFF, &rec, reclen,
+        rec->word = fmpl_data_word(seq, FMPL_DST_OK, 0, 0);
+        reclen = fmpl_p2p_add_ack(rec, reclen, dst, mai);
+        rc = fmpl_tl_put_notify(tl, dst, buf, size, &key, 0, mai, FMPL_DATA_OFF, rec, reclen,
                                 comp);
         *status = rc;
         if (rc == FMPL_SUCCESS) {
@@ -148,13 +162,13 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         }
         /* tell the receiver, so it does not wait for data that never comes */
         int32_t e = rc;
-        rec.word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
-        memcpy(rec.inl, &e, sizeof e);
+        rec->word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
+        memcpy(rec->inl, &e, sizeof e);
         reclen = 8 + sizeof e;
     }
 notify:
-    reclen = fmpl_p2p_add_ack(&rec, reclen, dst, mai);
-    int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rec, reclen, 0, comp);
+    reclen = fmpl_p2p_add_ack(rec, reclen, dst, mai);
+    int nrc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, rec, reclen, 0, comp);
     if (nrc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = nrc;
     fmpl_slot(dst, mai)->send_issued = seq;

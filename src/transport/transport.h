@@ -33,7 +33,10 @@
  *    record and all the data before it ("ordered notification after
  *    data"), unless FMPL_TL_NOTIFY_UNORDERED says the record does not
  *    depend on earlier puts (a receive header).  Short records carry small
- *    messages inline (the PIO store).  A notify that cannot leave at once
+ *    messages inline (the PIO store).  A transport whose max_inline is
+ *    above 32 makes each slot longer than the line: a record at offset
+ *    32 may run on into the lines after it, up to 32 + max_inline bytes
+ *    from the slot's start (shm; p2p.h).  A notify that cannot leave at once
  *    counts in `comp` (may be NULL only for UNORDERED records) until it
  *    has: a send is complete only when its flag is on its way.
  *
@@ -225,7 +228,8 @@ typedef struct fmpl_tl_ops {
 struct fmpl_tl {
     const fmpl_tl_ops_t *ops;
     unsigned caps;                 /* FMPL_TL_CAP_* */
-    unsigned max_inline;           /* largest notify record */
+    unsigned max_inline;           /* largest notify record (above 32: the
+                                      slot runs on past the line, see above) */
     int rank, size, nidx;
     struct fmpl_boot *boot;
     /* Where every rank runs: host[r] numbers rank r's host (0 .. nhosts-1,

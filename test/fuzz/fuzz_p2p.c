@@ -47,7 +47,7 @@
 #define NREG   64
 #define MAXSZ  (72 * 1024)
 
-static const size_t sizes[] = { 0, 1, 8, 20, 24, 25, 100, 4096, 8193, 16384, 70000 };
+static const size_t sizes[] = { 0, 1, 8, 20, 24, 25, 100, 256, 257, 4096, 8193, 16384, 70000 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 /* matrices: contiguous, strided, trapezoids; inline, put, split sizes */
 static const fmpl_matrix_t shapes[] = {
@@ -209,8 +209,10 @@ static void peer_data(int idx, int split)
         return;
     }
     unsigned status = byte(), flags = byte(), len = byte();
-    bytes(l + FMPL_DATA_OFF + 8, FMPL_INLINE_MAX);
-    store_word(l, FMPL_DATA_OFF, fmpl_data_word(seq, status % 6, flags % 16, len));
+    if (flags & FMPL_DFLAG_EXT)
+        len |= (byte() & 3u) << 8;   /* an extension's length: up to 1023 */
+    bytes(l + FMPL_DATA_OFF + 8, FUZZ_SLOT - FMPL_DATA_OFF - 8);
+    store_word(l, FMPL_DATA_OFF, fmpl_data_word(seq, status % 6, flags % 32, len));
 }
 
 /* the peer's header on idx: a receive of our send, or near it */
@@ -314,7 +316,7 @@ static void peer_act(void)
     case 7: peer_announce(); break;
     case 8: peer_layout(); break;
     case 3: peer_bell(); break;
-    case 4: bytes(in_line[(op >> 4) % NIDX], FMPL_TL_LINE); break;   /* anything */
+    case 4: bytes(in_line[(op >> 4) % NIDX], FUZZ_SLOT); break;   /* anything */
     case 5: io_fail = 1; break;
     case 6: {                      /* it claims, reads, fails our header (its CAS) */
         uint8_t *l = out_line[idx];
@@ -451,7 +453,11 @@ static void job_open(unsigned cfg)
     fmpl_g.user_nidx = NUSER;
     fmpl_g.ctl_idx = NIDX - 1;
     fmpl_g.split_min = 8192;
-    fmpl_g.inline_max = cfg & 8 ? 0 : FMPL_INLINE_MAX;
+    /* no inline data, the record's 24 bytes, or a transport whose
+     * records run on into an extension (shm) */
+    fmpl_g.inline_max = cfg & 8 ? 0 : cfg & 16 ? FMPL_EXT_MAX : FMPL_INLINE_MAX;
+    if (cfg & 16)
+        fmpl_g.tl.max_inline = FMPL_EXT_OFF + FMPL_EXT_MAX;
     fmpl_g.early = !(cfg & 4);
 }
 

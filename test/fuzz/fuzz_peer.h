@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/state.h"
+#include "p2p/p2p.h"
 #include "transport/transport.h"
 #include "fuzz_input.h"
 
@@ -28,6 +29,9 @@
 #endif
 
 #define PEER 1
+/* a mailbox slot: the line, and the extension a long record runs on into
+ * (the harness's transport has one when its max_inline says so) */
+#define FUZZ_SLOT (FMPL_DATA_OFF + FMPL_EXT_OFF + FMPL_EXT_MAX)
 
 static uint8_t *in_line[NIDX];     /* the peer writes these, we read */
 static uint8_t *out_line[NIDX];    /* we write these (the peer's mailbox) */
@@ -53,7 +57,7 @@ static int f_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
 {
     (void)flags; (void)comp;
     check_peer_idx(peer, idx);
-    if (len < 8 || len > tl->max_inline || off + len > FMPL_TL_LINE || off % 8)
+    if (len < 8 || len > tl->max_inline || off + len > FUZZ_SLOT || off % 8)
         abort();
     memcpy(out_line[idx] + off, rec, len);
     return FMPL_SUCCESS;
@@ -88,17 +92,17 @@ static void fuzz_job_state(const fmpl_tl_ops_t *ops, const struct fmpl_boot_ops 
     static int once;
     if (!once) {
         for (int i = 0; i < NIDX; i++) {
-            in_line[i] = malloc(FMPL_TL_LINE);
-            out_line[i] = malloc(FMPL_TL_LINE);
-            self_line[i] = calloc(1, FMPL_TL_LINE);
+            in_line[i] = malloc(FUZZ_SLOT);
+            out_line[i] = malloc(FUZZ_SLOT);
+            self_line[i] = calloc(1, FUZZ_SLOT);
             if (!in_line[i] || !out_line[i] || !self_line[i])
                 abort();
         }
         once = 1;
     }
     for (int i = 0; i < NIDX; i++) {
-        memset(in_line[i], 0, FMPL_TL_LINE);
-        memset(out_line[i], 0, FMPL_TL_LINE);
+        memset(in_line[i], 0, FUZZ_SLOT);
+        memset(out_line[i], 0, FUZZ_SLOT);
     }
     fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
     fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = boot };

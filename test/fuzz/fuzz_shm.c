@@ -62,7 +62,7 @@ static void job_open(void)
 {
     static int once;
     if (!once) {
-        size_t lines = 2 * NIDX * FMPL_TL_LINE;
+        size_t lines = 2 * NIDX * FMPL_SHM_SLOT;
         size_t fifo = NCHUNK * (sizeof(fmpl_shm_chunk_t) + FMPL_SHM_CHUNK);
         s.layout = (fmpl_shm_seg_hdr_t){ .size = 2, .nidx = NIDX, .lines_off = 0,
                                          .fifo_off = lines, .fifo_stride = fifo,
@@ -124,9 +124,11 @@ static void peer_chunk(void)
     bytes(&d->key_kind, sizeof d->key_kind);
     bytes(&d->key_id, sizeof d->key_id);
     if (d->kind == FMPL_SHM_CH_NOTIFY && byte() & 1) {
-        /* a plausible one: an index, an offset in the line */
+        /* a plausible one: an index, an offset in the slot */
         d->addr = byte() % (NIDX + 1);
-        d->key_kind = (byte() % 9) * 8;
+        d->key_kind = (byte() % (FMPL_SHM_SLOT / 8 + 1)) * 8;
+        if (byte() & 1)
+            d->len = byte() % (FMPL_SHM_REC_MAX + 9);
     }
     if (d->kind == FMPL_SHM_CH_DATA) {
         /* ordinary memory is a bare address (see above): our region instead */
@@ -145,11 +147,11 @@ static void peer_chunk(void)
         if (byte() & 1) {
             d->key_kind = byte() % (NIDX + 1);
             unsigned off = (byte() % 9) * 8;
-            d->key_id = FMPL_SHM_DN_WORD(off, byte() % (FMPL_SHM_REC_MAX + 9));
+            d->key_id = FMPL_SHM_DN_WORD(off, byte() % (FMPL_SHM_DREC_MAX + 9));
         }
     }
     bytes(d->rec, sizeof d->rec);
-    bytes(fmpl_shm_fifo_chunk(f, k), 64);
+    bytes(fmpl_shm_fifo_chunk(f, k), FMPL_SHM_REC_MAX);   /* a long record's place */
     atomic_store_explicit(&d->seq, byte() == 0xff ? amount() : published + 1,
                           memory_order_release);
     published++;

@@ -138,7 +138,7 @@ static void peer_act(void)
         store_word(in_line[fmpl_cidx(&comm, FMPL_CI_ACK)], 0, a);
         break;
     }
-    case 3: bytes(in_line[(op >> 3) % NIDX], FMPL_TL_LINE); break;   /* anything */
+    case 3: bytes(in_line[(op >> 3) % NIDX], FUZZ_SLOT); break;   /* anything */
     case 4:                        /* its bytes in its eager slots for us */
         if (comm.eager)
             bytes(comm.eager + (size_t)PEER * 2 * 2 * EAGER, 2 * 2 * EAGER);

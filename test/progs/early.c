@@ -12,9 +12,15 @@
  *            the sender got FMPL_SUCCESS, the receiver FMPL_ERR_TRUNCATE,
  *            the sender's size in its request, its buffer untouched; the
  *            next message on the index arrives whole.
- *   pingpong every size 0..24 both ways, then a stream of small messages
- *            one way and back the other (the pattern switch), contents
- *            checked.
+ *   long     the same with a message of 200 bytes, which rides in the
+ *            record's extension where the transport has one (shm; p2p.h)
+ *            and goes early there; elsewhere it waits for the header,
+ *            and the sender sees the truncation too (-L: it must have
+ *            gone early: the sender's send succeeded).
+ *   pingpong every size 0..24 both ways and the sizes around the
+ *            record's extension (25..300), then a stream of small
+ *            messages one way and back the other (the pattern switch),
+ *            contents checked.
  *   cancel   rank 1 posts an irecv and cancels it while an early message
  *            may arrive: whichever wins, the message is received exactly
  *            once, whole, by the cancelled receive or by the next one.
@@ -27,6 +33,7 @@
  *            check, which it takes here, not that it was taken.
  *
  *   -n N   ping-pong rounds per size and stream length (default 20)
+ *   -L     the transport's records carry 200 bytes (shm): see long
  */
 #include "prog.h"
 
@@ -34,17 +41,19 @@
 #define NOTE 4                     /* rank 0's notes to rank 1 */
 
 static int peer;
+static int long_early;             /* -L */
 
 /* one message of `size` bytes from `from` to the other rank on EI */
+#define RMAX 320                   /* the receives' room */
 static void one_way(int from, size_t size, uint64_t seed)
 {
-    unsigned char buf[32];
+    unsigned char buf[RMAX + 32];
     if (prog_me == from) {
         pat_fill(buf, size, seed, prog_me, EI);
         CHECK_RC(fmpl_send(buf, size, peer, EI), FMPL_SUCCESS);
     } else {
         memset(buf, PROG_POISON, sizeof buf);
-        CHECK_RC(fmpl_recv(buf, 24, peer, EI), FMPL_SUCCESS);
+        CHECK_RC(fmpl_recv(buf, size <= 24 ? 24 : RMAX, peer, EI), FMPL_SUCCESS);
         PAT_VERIFY(buf, size, seed, peer, EI);
         POISON_VERIFY(buf + size, sizeof buf - size, PROG_POISON, "bytes after the message");
     }
@@ -90,13 +99,50 @@ static void truncate_early(void)
     one_way(1, 12, 8);
 }
 
+/* A 200-byte message met by a 100-byte receive posted after it was sent:
+ * early where the record's extension carries it (the sender: success),
+ * else after the header (the sender: the truncation too). */
+static void truncate_long(void)
+{
+    one_way(0, 200, 10);
+    one_way(1, 200, 11);
+    unsigned char buf[256];
+    fmpl_request_t r;
+    memset(&r, 0, sizeof r);
+    if (prog_me == 0) {
+        pat_fill(buf, 200, 12, prog_me, EI);
+        CHECK_RC(fmpl_isend(buf, 200, peer, EI, &r), FMPL_SUCCESS);
+        CHECK_RC(fmpl_send(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+        int rc = fmpl_wait_isend(&r);
+        CHECK(rc == FMPL_SUCCESS || (rc == FMPL_ERR_TRUNCATE && !long_early),
+              "the long send: %s", fmpl_error_name(rc));
+    } else {
+        CHECK_RC(fmpl_recv(NULL, 0, peer, NOTE), FMPL_SUCCESS);
+        memset(buf, PROG_POISON, sizeof buf);
+        CHECK_RC(fmpl_irecv(buf, 100, peer, EI, &r), FMPL_SUCCESS);
+        CHECK_RC(fmpl_wait_irecv(&r), FMPL_ERR_TRUNCATE);
+        POISON_VERIFY(buf, sizeof buf, PROG_POISON, "truncated receive buffer");
+        CHECK(r.size == 200, "truncated receive reports %zu bytes, want 200", (size_t)r.size);
+    }
+    one_way(0, 100, 13);           /* the index still works */
+    one_way(1, 256, 14);
+}
+
 static void pingpong(int n)
 {
+    static const size_t longer[] = { 25, 31, 32, 63, 64, 65, 100, 200, 255, 256, 257, 300 };
     for (size_t s = 0; s <= 24; s++)
         for (int i = 0; i < n; i++) {
             one_way(0, s, 100 + s * 1000 + (size_t)i);
             one_way(1, s, 200 + s * 1000 + (size_t)i);
         }
+    for (size_t k = 0; k < sizeof longer / sizeof longer[0]; k++)
+        for (int i = 0; i < n; i++) {
+            one_way(0, longer[k], 150 + longer[k] * 1000 + (size_t)i);
+            one_way(1, longer[k], 250 + longer[k] * 1000 + (size_t)i);
+        }
+    for (int i = 0; i < n; i++)    /* short and long by turns */
+        one_way(i & 1, i & 2 ? 256 : (size_t)i % 25, 350 + (size_t)i);
     for (int i = 0; i < n; i++)
         one_way(0, (size_t)i % 25, 300 + (size_t)i);
     for (int i = 0; i < n; i++)
@@ -207,20 +253,22 @@ int main(int argc, char **argv)
     long n = 20;
     struct prog_opt opts[] = {
         {'n', OPT_INT, &n, "ping-pong rounds per size, stream length, cancels (default 20)"},
+        {'L', OPT_FLAG, &long_early, "a 200-byte message goes early (shm)"},
     };
-    prog_parse(argc, argv, opts, 1);
+    prog_parse(argc, argv, opts, 2);
     CHECK(n >= 1 && n <= 100000, "bad options");
     prog_init("early", 8);
     if (prog_np >= 2 && prog_me <= 1) {
         peer = 1 - prog_me;
         before_post();
         truncate_early();
+        truncate_long();
         pingpong((int)n);
         cancel((int)n);
         matrix((int)n);
     }
     if (prog_me == 0)
-        printf("early: before-post, truncate, ping-pong 0..24 B x %ld, streams, %ld cancels, "
-               "matrices\n", n, n);
+        printf("early: before-post, truncate (16 and 200 B), ping-pong 0..24 and 25..300 B "
+               "x %ld, streams, %ld cancels, matrices\n", n, n);
     return prog_finish();
 }

@@ -83,21 +83,24 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     if (!has_room(s, peer))
         return 0;
     fmpl_shm_peer_t *p = &s->peers[peer];
-    fmpl_shm_chunk_t *d = &out_fifo(s, peer).desc[p->produced % s->layout.fifo_nchunk];
+    fmpl_shm_fifo_t f = out_fifo(s, peer);
+    unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
+    fmpl_shm_chunk_t *d = &f.desc[k];
     d->kind = FMPL_SHM_CH_NOTIFY;
     d->len = len;
     d->addr = (uint64_t)idx;
     d->key_kind = off;
-    memcpy(d->rec, rec, len);
+    memcpy(len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), rec, len);
     publish(p, d);
     return 1;
 }
 
-/* a DATA_NOTIFY chunk's record (both sides check it): 8..REC_MAX bytes, 8-aligned, in the line */
+/* a DATA_NOTIFY chunk's record (both sides check it): 8..DREC_MAX bytes,
+ * 8-aligned, in the slot */
 static int dn_rec_ok(uint32_t w)
 {
     uint32_t off = FMPL_SHM_DN_OFF(w), len = FMPL_SHM_DN_LEN(w);
-    return len >= 8 && len <= FMPL_SHM_REC_MAX && off % 8 == 0 && off <= FMPL_TL_LINE - len;
+    return len >= 8 && len <= FMPL_SHM_DREC_MAX && off % 8 == 0 && off <= FMPL_SHM_SLOT - len;
 }
 
 /* Data and its record in one chunk, if both fit one, the FIFO has room
@@ -109,7 +112,7 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (p->pend || len > FMPL_SHM_CHUNK || idx < 0 || idx >= s->layout.nidx ||
-        reclen > FMPL_SHM_REC_MAX || !dn_rec_ok(FMPL_SHM_DN_WORD(off, reclen)) ||
+        reclen > FMPL_SHM_DREC_MAX || !dn_rec_ok(FMPL_SHM_DN_WORD(off, reclen)) ||
         !has_room(s, peer))
         return 0;
     fmpl_shm_fifo_t f = out_fifo(s, peer);
@@ -232,9 +235,10 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
                 fmpl_log_err("data from rank %d for an unknown region dropped", peer);
         } else if (kind == FMPL_SHM_CH_NOTIFY && d->addr < (uint64_t)s->layout.nidx &&
                    len >= 8 && len <= FMPL_SHM_REC_MAX && d->key_kind % 8 == 0 &&
-                   d->key_kind <= FMPL_TL_LINE - len) {
+                   d->key_kind <= FMPL_SHM_SLOT - len) {
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
-            fmpl_shm_line_write(line, d->key_kind, d->rec, len);
+            fmpl_shm_line_write(line, d->key_kind,
+                                len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), len);
         } else if (kind == FMPL_SHM_CH_DATA_NOTIFY && len <= FMPL_SHM_CHUNK &&
                    d->key_kind < (uint32_t)s->layout.nidx && dn_rec_ok(d->key_id)) {
             /* the data where the receive said, then its record: the

@@ -1,10 +1,11 @@
 /*
  * shm_mbox.c - mailbox lines: the matching area and completion flags.
  *
- * A line (writer w, reader r, index i) lives in w's segment; r polls it
+ * A slot (writer w, reader r, index i) lives in w's segment; r polls it
  * with plain loads.  A record is written body first, then its first 8-byte
  * word with release order, so a reader that acquires the new word sees
- * the body: one cache-line transfer carries header or small message.
+ * the body: one cache-line transfer carries a header or a small message,
+ * and the lines after it a longer one.
  */
 #include <string.h>
 
@@ -31,7 +32,7 @@ int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                     const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
-    if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > FMPL_TL_LINE)
+    if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > FMPL_SHM_SLOT)
         return FMPL_ERR_ARG;
     /* Behind FIFO data still on its way, the record must queue in the FIFO
      * too, or the reader could see the flag before the data. */

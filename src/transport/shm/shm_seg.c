@@ -61,7 +61,7 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
     h->size = size;
     h->nidx = nidx;
     h->lines_off = off;
-    off = round_up(off + (size_t)size * (size_t)nidx * FMPL_TL_LINE, 4096);
+    off = round_up(off + (size_t)size * (size_t)nidx * FMPL_SHM_SLOT, 4096);
     h->fifo_off = off;
     h->fifo_nchunk = nchunk;
     h->fifo_stride = round_up((size_t)nchunk * (sizeof(fmpl_shm_chunk_t) + FMPL_SHM_CHUNK),
