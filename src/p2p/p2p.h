@@ -191,6 +191,7 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_WATCHED 64u     /* receive: on the large-receive list */
 #define FMPL_RF_REG    128u     /* holds a registration key (priv[4..5]) */
 #define FMPL_RF_DEFER  256u     /* receive: header held back since priv[3] */
+#define FMPL_RF_WHOLE  512u     /* send: never split (an exchange, sendrecv.c) */
 
 /* fmpl_p2p_recv_start's `how` */
 #define FMPL_RS_BLOCKING 1u     /* not cancellable */

@@ -287,7 +287,8 @@ int fmpl_p2p_send_try(fmpl_request_t *req)
     if (!(req->flags & FMPL_RF_ISSUED)) {
         int split = 0;
         if (!fmpl_p2p_issue(req->peer, req->mai, req->seq, req->buf, req->size, comp,
-                            &req->status, &split, fmpl_req_key(req)))
+                            &req->status, req->flags & FMPL_RF_WHOLE ? NULL : &split,
+                            fmpl_req_key(req)))
             return 0;
         req->flags |= FMPL_RF_ISSUED | (split ? FMPL_RF_SPLIT | FMPL_RF_REG : 0);
         *fmpl_req_t_split(req) = 0;
