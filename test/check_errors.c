@@ -393,7 +393,7 @@ END_TEST
 static const struct set_spec {
     const char *env, *said;
 } set_specs[] = {
-    {"FMPL_INLINE=257", "FMPL_INLINE=257: bytes a message may carry"},
+    {"FMPL_INLINE=2049", "FMPL_INLINE=2049: bytes a message may carry"},
     {"FMPL_INLINE=8bytes", "FMPL_INLINE=8bytes: bytes"},
     {"FMPL_EARLY=no", "FMPL_EARLY=no: 0 (every message waits"},
     {"FMPL_MAX_COMMS=0", "FMPL_MAX_COMMS=0: communicators alive at once, 1 to 4096"},

@@ -52,7 +52,7 @@ static int read_settings(void)
      * Table 1 so).  Every rank must use the same values. */
     rc = rc ? rc : fmpl_env_long("FMPL_INLINE", FMPL_EXT_MAX, 0, FMPL_EXT_MAX,
                                  "bytes a message may carry in its completion record, "
-                                 "0 to 256 (at most what the transport's records hold)",
+                                 "0 to 2048 (at most what the transport's records hold)",
                                  &inline_max);
     rc = rc ? rc : fmpl_env_long("FMPL_EARLY", 1, 0, 1,
                                  "0 (every message waits for its receive's header) or 1",

@@ -47,7 +47,8 @@
 #define NREG   64
 #define MAXSZ  (72 * 1024)
 
-static const size_t sizes[] = { 0, 1, 8, 20, 24, 25, 100, 256, 257, 4096, 8193, 16384, 70000 };
+static const size_t sizes[] = { 0, 1, 8, 20, 24, 25, 100, 256, 257, 2048, 2049, 4096, 8193,
+                                 16384, 70000 };
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 /* matrices: contiguous, strided, trapezoids; inline, put, split sizes */
 static const fmpl_matrix_t shapes[] = {
@@ -210,7 +211,7 @@ static void peer_data(int idx, int split)
     }
     unsigned status = byte(), flags = byte(), len = byte();
     if (flags & FMPL_DFLAG_EXT)
-        len |= (byte() & 3u) << 8;   /* an extension's length: up to 1023 */
+        len |= (byte() & 15u) << 8;  /* an extension's length: up to 4095 */
     bytes(l + FMPL_DATA_OFF + 8, FUZZ_SLOT - FMPL_DATA_OFF - 8);
     store_word(l, FMPL_DATA_OFF, fmpl_data_word(seq, status % 6, flags % 32, len));
 }

@@ -37,6 +37,7 @@
 #define PREGION 8192               /* the peer's, mapped here */
 #define PGEN    7                  /* its generation */
 #define MAXLEN  (3 * FMPL_SHM_CHUNK)
+#define SLOT    (64 + FMPL_SHM_EXT_MAX)   /* the longest slot a layout has */
 
 /* a length or offset: small, near a boundary, or anything */
 static uint64_t amount(void)
@@ -62,11 +63,11 @@ static void job_open(void)
 {
     static int once;
     if (!once) {
-        size_t lines = 2 * NIDX * FMPL_SHM_SLOT;
+        size_t lines = 2 * NIDX * SLOT;
         size_t fifo = NCHUNK * (sizeof(fmpl_shm_chunk_t) + FMPL_SHM_CHUNK);
         s.layout = (fmpl_shm_seg_hdr_t){ .size = 2, .nidx = NIDX, .lines_off = 0,
                                          .fifo_off = lines, .fifo_stride = fifo,
-                                         .fifo_nchunk = NCHUNK,
+                                         .fifo_nchunk = NCHUNK, .slot = SLOT,
                                          .acks_off = lines + 2 * fifo };
         seg_len = lines + 2 * fifo + 2 * sizeof(fmpl_shm_ack_t);
         for (int r = 0; r < 2; r++) {
@@ -94,7 +95,7 @@ static void job_open(void)
     s.eager = 0;
     published = 0;
     tl = (fmpl_tl_t){ .ops = &fmpl_shm_ops, .rank = 0, .size = 2, .nidx = NIDX, .priv = &s,
-                      .max_inline = FMPL_SHM_REC_MAX };
+                      .max_inline = SLOT - 32 };
 }
 
 static void job_close(void)
@@ -126,9 +127,9 @@ static void peer_chunk(void)
     if (d->kind == FMPL_SHM_CH_NOTIFY && byte() & 1) {
         /* a plausible one: an index, an offset in the slot */
         d->addr = byte() % (NIDX + 1);
-        d->key_kind = (byte() % (FMPL_SHM_SLOT / 8 + 1)) * 8;
+        d->key_kind = (byte() % (SLOT / 8 + 1)) * 8;
         if (byte() & 1)
-            d->len = byte() % (FMPL_SHM_REC_MAX + 9);
+            d->len = (byte() | (byte() & 15u) << 8) % (FMPL_SHM_REC_MAX + 9);
     }
     if (d->kind == FMPL_SHM_CH_DATA) {
         /* ordinary memory is a bare address (see above): our region instead */

@@ -18,7 +18,7 @@
  *            and the sender sees the truncation too (-L: it must have
  *            gone early: the sender's send succeeded).
  *   pingpong every size 0..24 both ways and the sizes around the
- *            record's extension (25..300), then a stream of small
+ *            record's extension (25..2300), then a stream of small
  *            messages one way and back the other (the pattern switch),
  *            contents checked.
  *   cancel   rank 1 posts an irecv and cancels it while an early message
@@ -43,8 +43,10 @@
 static int peer;
 static int long_early;             /* -L */
 
-/* one message of `size` bytes from `from` to the other rank on EI */
-#define RMAX 320                   /* the receives' room */
+/* one message of `size` bytes from `from` to the other rank on EI; every
+ * third one (by seed) to an irecv, which the record's extension serves
+ * only up to 256 bytes (p2p.h: FMPL_EXT_STREAM) */
+#define RMAX 2304                  /* the receives' room */
 static void one_way(int from, size_t size, uint64_t seed)
 {
     unsigned char buf[RMAX + 32];
@@ -53,7 +55,15 @@ static void one_way(int from, size_t size, uint64_t seed)
         CHECK_RC(fmpl_send(buf, size, peer, EI), FMPL_SUCCESS);
     } else {
         memset(buf, PROG_POISON, sizeof buf);
-        CHECK_RC(fmpl_recv(buf, size <= 24 ? 24 : RMAX, peer, EI), FMPL_SUCCESS);
+        size_t room = size <= 24 ? 24 : seed % 2 && size <= 2048 ? size : RMAX;
+        if (seed % 3 == 0) {
+            fmpl_request_t r;
+            memset(&r, 0, sizeof r);
+            CHECK_RC(fmpl_irecv(buf, room, peer, EI, &r), FMPL_SUCCESS);
+            CHECK_RC(fmpl_wait_irecv(&r), FMPL_SUCCESS);
+        } else {
+            CHECK_RC(fmpl_recv(buf, room, peer, EI), FMPL_SUCCESS);
+        }
         PAT_VERIFY(buf, size, seed, peer, EI);
         POISON_VERIFY(buf + size, sizeof buf - size, PROG_POISON, "bytes after the message");
     }
@@ -130,7 +140,8 @@ static void truncate_long(void)
 
 static void pingpong(int n)
 {
-    static const size_t longer[] = { 25, 31, 32, 63, 64, 65, 100, 200, 255, 256, 257, 300 };
+    static const size_t longer[] = { 25, 31, 32, 63, 64, 65, 100, 200, 255, 256, 257, 300,
+                                     1000, 1024, 2047, 2048, 2049, 2300 };
     for (size_t s = 0; s <= 24; s++)
         for (int i = 0; i < n; i++) {
             one_way(0, s, 100 + s * 1000 + (size_t)i);
@@ -142,7 +153,7 @@ static void pingpong(int n)
             one_way(1, longer[k], 250 + longer[k] * 1000 + (size_t)i);
         }
     for (int i = 0; i < n; i++)    /* short and long by turns */
-        one_way(i & 1, i & 2 ? 256 : (size_t)i % 25, 350 + (size_t)i);
+        one_way(i & 1, i & 2 ? (i & 4 ? 2048 : 256) : (size_t)i % 25, 350 + (size_t)i);
     for (int i = 0; i < n; i++)
         one_way(0, (size_t)i % 25, 300 + (size_t)i);
     for (int i = 0; i < n; i++)
@@ -268,7 +279,7 @@ int main(int argc, char **argv)
         matrix((int)n);
     }
     if (prog_me == 0)
-        printf("early: before-post, truncate (16 and 200 B), ping-pong 0..24 and 25..300 B "
+        printf("early: before-post, truncate (16 and 200 B), ping-pong 0..24 and 25..2300 B "
                "x %ld, streams, %ld cancels, matrices\n", n, n);
     return prog_finish();
 }

@@ -9,7 +9,7 @@
  * CAS on a header word.
  *
  * Segment layout (offsets in fmpl_shm_seg_hdr):
- *   lines  [size][nidx] x FMPL_SHM_SLOT
+ *   lines  [size][nidx] x slot (shm_seg.c)
  *                                slot (r, i): what we tell reader r about i,
  *                                a cache line and the lines a long record
  *                                at offset 32 runs on into
@@ -52,14 +52,18 @@
 #define FMPL_SHM_FIFO_LIMIT  (64u * 1024 * 1024)  /* largest FMPL_SHM_FIFO */
 #define FMPL_SHM_FIFO_BUDGET (16u * 1024 * 1024)
 /* A mailbox slot: the line, then the lines a record at offset 32 may run
- * on into, so that a message of up to 256 bytes rides in its record (p2p.h;
- * the receiver asks for the extension's lines while it polls the word).
- * Through a FIFO chunk, 32 to 256-byte messages took 0.54-0.56 us one-way
- * against 0.35 us for 16 bytes in the record; in the record's extension
- * 0.35-0.38 us (bench/compare -t latency, medians of 5 runs).  Only the
- * lines a pair uses are touched. */
-#define FMPL_SHM_SLOT      (64 + 256)
-#define FMPL_SHM_REC_MAX   (FMPL_SHM_SLOT - 32)   /* notify record bytes */
+ * on into (the extension), so that a message of up to its length rides in
+ * its record (p2p.h; the receiver asks for the extension's lines while it
+ * polls the word).  Through a FIFO chunk, 32 to 256-byte messages took
+ * 0.54-0.56 us one-way against 0.35 us for 16 bytes in the record; in
+ * the record's extension 0.35-0.38 us (bench/compare -t latency, medians
+ * of 5 runs).  The extension is as long as FMPL_SHM_SLOT_BUDGET allows for
+ * every (reader, index) pair, from EXT_MIN to EXT_MAX bytes: the same
+ * for every rank (shm_seg.c).  Only the lines a pair uses are touched. */
+#define FMPL_SHM_EXT_MIN    256
+#define FMPL_SHM_EXT_MAX    2048
+#define FMPL_SHM_SLOT_BUDGET (16u * 1024 * 1024)
+#define FMPL_SHM_REC_MAX   (32 + FMPL_SHM_EXT_MAX)   /* notify record bytes, at most */
 #define FMPL_SHM_DREC_MAX  32                     /* ... inside a chunk descriptor */
 
 /* key kinds */
@@ -78,7 +82,7 @@ typedef struct fmpl_shm_seg_hdr {
     uint64_t lines_off, fifo_off, acks_off, coll_off, hb_data_off;
     uint64_t fifo_stride;          /* bytes from one FIFO to the next */
     uint32_t fifo_nchunk;          /* chunks per FIFO */
-    uint32_t pad;
+    uint32_t slot;                 /* bytes of a mailbox slot */
     uint64_t self_addr;            /* where the owner maps it: a CMA probe target */
 } fmpl_shm_seg_hdr_t;
 
@@ -199,7 +203,7 @@ static inline int fmpl_shm_here(const fmpl_tl_t *tl, int r)
 static inline uint8_t *fmpl_shm_line(fmpl_shm_t *s, int writer, int reader, int idx)
 {
     return s->peers[writer].base + s->layout.lines_off +
-           ((size_t)reader * (size_t)s->layout.nidx + (size_t)idx) * FMPL_SHM_SLOT;
+           ((size_t)reader * (size_t)s->layout.nidx + (size_t)idx) * s->layout.slot;
 }
 static inline fmpl_shm_fifo_t fmpl_shm_fifo(fmpl_shm_t *s, int writer, int reader)
 {

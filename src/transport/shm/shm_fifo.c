@@ -97,10 +97,10 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
 
 /* a DATA_NOTIFY chunk's record (both sides check it): 8..DREC_MAX bytes,
  * 8-aligned, in the slot */
-static int dn_rec_ok(uint32_t w)
+static int dn_rec_ok(const fmpl_shm_t *s, uint32_t w)
 {
     uint32_t off = FMPL_SHM_DN_OFF(w), len = FMPL_SHM_DN_LEN(w);
-    return len >= 8 && len <= FMPL_SHM_DREC_MAX && off % 8 == 0 && off <= FMPL_SHM_SLOT - len;
+    return len >= 8 && len <= FMPL_SHM_DREC_MAX && off % 8 == 0 && off <= s->layout.slot - len;
 }
 
 /* Data and its record in one chunk, if both fit one, the FIFO has room
@@ -112,7 +112,7 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (p->pend || len > FMPL_SHM_CHUNK || idx < 0 || idx >= s->layout.nidx ||
-        reclen > FMPL_SHM_DREC_MAX || !dn_rec_ok(FMPL_SHM_DN_WORD(off, reclen)) ||
+        reclen > FMPL_SHM_DREC_MAX || !dn_rec_ok(s, FMPL_SHM_DN_WORD(off, reclen)) ||
         !has_room(s, peer))
         return 0;
     fmpl_shm_fifo_t f = out_fifo(s, peer);
@@ -235,12 +235,12 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
                 fmpl_log_err("data from rank %d for an unknown region dropped", peer);
         } else if (kind == FMPL_SHM_CH_NOTIFY && d->addr < (uint64_t)s->layout.nidx &&
                    len >= 8 && len <= FMPL_SHM_REC_MAX && d->key_kind % 8 == 0 &&
-                   d->key_kind <= FMPL_SHM_SLOT - len) {
+                   d->key_kind <= s->layout.slot - len) {
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
             fmpl_shm_line_write(line, d->key_kind,
                                 len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), len);
         } else if (kind == FMPL_SHM_CH_DATA_NOTIFY && len <= FMPL_SHM_CHUNK &&
-                   d->key_kind < (uint32_t)s->layout.nidx && dn_rec_ok(d->key_id)) {
+                   d->key_kind < (uint32_t)s->layout.nidx && dn_rec_ok(s, d->key_id)) {
             /* the data where the receive said, then its record: the
              * reader of the line sees the data (the copy is ours) */
             memcpy((void *)(uintptr_t)d->addr, fmpl_shm_fifo_chunk(f, k), len);

@@ -32,7 +32,7 @@ int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                     const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
-    if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > FMPL_SHM_SLOT)
+    if (len < 8 || len > FMPL_SHM_REC_MAX || off + len > s->layout.slot)
         return FMPL_ERR_ARG;
     /* Behind FIFO data still on its way, the record must queue in the FIFO
      * too, or the reader could see the flag before the data. */

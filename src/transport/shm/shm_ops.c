@@ -32,7 +32,6 @@ static int shm_open_(fmpl_tl_t *tl)
                FMPL_TL_CAP_GROUP_NEAR;
     tl->group = tl->host;          /* near groups: hosts */
     tl->ngroups = tl->nhosts;
-    tl->max_inline = FMPL_SHM_REC_MAX;
 
     uint64_t eager;
     int rc = fmpl_env_bool("FMPL_SHM_CMA", 1, "0 (no cross-memory attach) or 1", &s->cma);
@@ -60,6 +59,7 @@ static int shm_open_(fmpl_tl_t *tl)
         s->peers[r].cma_ok = 1;
 
     rc = fmpl_shm_seg_create(s);
+    tl->max_inline = s->layout.slot - 32;   /* a record at offset 32 fills the slot */
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)
