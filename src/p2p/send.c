@@ -145,8 +145,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         rec->word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
         memcpy(rec->inl, &e, sizeof e);
         reclen += sizeof e;
-    } else if (size <= fmpl_g.inline_max &&
-               (size <= FMPL_EXT_STREAM || state == FMPL_HDR_POSTED)) {
+    } else if (size <= fmpl_p2p_inline_room(state == FMPL_HDR_POSTED)) {
+        /* (the receiver registered its buffer above that room: recv.c) */
         reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE, buf, size);
         *status = FMPL_SUCCESS;
     } else {
