@@ -14,7 +14,8 @@
 # with short loops).  Each job must exit 0 and print its OK line, except
 # where a failure is what is tested.  One guest:
 #   point to point  pingpong (sizes to 1 MiB, fmpl_alloc_mem buffers,
-#                   irecv), random traffic, early sends, spilled sends,
+#                   irecv), random traffic, early sends (of up to 2 KiB:
+#                   a 200-byte one must go early, -L), spilled sends,
 #                   synchronous sends, cancel (CAS by request: a rank in
 #                   fmpl_finalize's fence must still answer - the
 #                   transport's progress ticker), self sends, truncation
@@ -205,7 +206,7 @@ job "pingpong 3" ok 3 -- "$progs/pingpong" -m 256K -i
 job "random 2" ok 2 -- "$progs/random" -s 2
 job "random 4" ok 4 -- "$progs/random" -s 5
 job "random 3 many" ok 3 -- "$progs/random" -s 13 -I 200000 -k 40
-job "early 3" ok 3 -- "$progs/early"
+job "early 3" ok 3 -- "$progs/early" -L
 job "spill 2" ok 2 -- "$progs/spill"
 job "sync 3" ok 3 -- "$progs/sync" -m 1M
 job "cancel 2" ok 2 -- "$progs/cancel"

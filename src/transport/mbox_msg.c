@@ -8,12 +8,16 @@
 #include "core/log.h"
 #include "transport/mbox_msg.h"
 
-int fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx)
+int fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx, unsigned ext)
 {
     b->rank = rank;
     b->size = size;
     b->nidx = nidx;
-    b->len = (size_t)size * (size_t)nidx * FMPL_TL_LINE;
+    if (ext > FMPL_TL_EXT_MAX || ext % FMPL_TL_LINE)
+        return FMPL_ERR_ARG;
+    b->slot = FMPL_TL_LINE + ext;
+    b->rec_max = b->slot - 32;
+    b->len = (size_t)size * (size_t)nidx * b->slot;
     if (posix_memalign((void **)&b->mbox, 4096, b->len) != 0) {
         b->mbox = NULL;
         return FMPL_ERR_NOMEM;
@@ -28,14 +32,14 @@ void fmpl_mmsg_close(fmpl_mmsg_box_t *b)
     b->mbox = NULL;
 }
 
-size_t fmpl_mmsg_notify(fmpl_mmsg_t *m, int rank, int idx, unsigned off, const void *rec,
-                        unsigned len)
+size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int idx, unsigned off,
+                        const void *rec, unsigned len)
 {
-    if (len < 8 || len > FMPL_MMSG_REC_MAX || off % 8 || off + len > FMPL_TL_LINE)
+    if (len < 8 || len > b->rec_max || off % 8 || off >= FMPL_TL_LINE || off + len > b->slot)
         return 0;
-    *m = (fmpl_mmsg_t){ .kind = FMPL_MMSG_NOTIFY, .off = (uint8_t)off, .len = (uint8_t)len,
-                        .writer = rank, .idx = (uint32_t)idx };
-    memcpy(m->u.rec, rec, len);
+    m->m = (fmpl_mmsg_t){ .kind = FMPL_MMSG_NOTIFY, .off = (uint8_t)off, .len = (uint16_t)len,
+                          .writer = b->rank, .idx = (uint32_t)idx };
+    memcpy(fmpl_mmsg_rec(&m->m), rec, len);
     return FMPL_MMSG_HDR + len;
 }
 
@@ -50,11 +54,12 @@ size_t fmpl_mmsg_cas_request(fmpl_mmsg_box_t *b, fmpl_mmsg_t *m, int rank, int i
     return FMPL_MMSG_HDR + sizeof m->u.cas;
 }
 
-/* the line (writer, idx) and bytes [off, off + len) are in the mailbox */
-static int line_ok(const fmpl_mmsg_box_t *b, int writer, const fmpl_mmsg_t *m, unsigned len)
+/* the slot (writer, idx) and bytes [off, off + len) are in the mailbox:
+ * a record starts in the line, and may run on to the slot's end */
+static int slot_ok(const fmpl_mmsg_box_t *b, int writer, const fmpl_mmsg_t *m, unsigned len)
 {
     return writer >= 0 && writer < b->size && m->idx < (unsigned)b->nidx && m->off % 8 == 0 &&
-           len >= 8 && m->off + len <= FMPL_TL_LINE;
+           m->off < FMPL_TL_LINE && len >= 8 && m->off + len <= b->slot;
 }
 
 void fmpl_mmsg_cas_local(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, uint64_t expect,
@@ -107,18 +112,20 @@ void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t 
     int w = m->writer;
     switch (m->kind) {
     case FMPL_MMSG_NOTIFY: {
-        if (m->len > FMPL_MMSG_REC_MAX || len < FMPL_MMSG_HDR + m->len || !line_ok(b, w, m, m->len))
+        if (len < FMPL_MMSG_HDR + m->len || !slot_ok(b, w, m, m->len))
             break;
         _Atomic uint64_t *word = fmpl_mmsg_word(b, w, (int)m->idx, m->off);
+        const uint8_t *rec = (const uint8_t *)m + FMPL_MMSG_HDR;
         uint64_t first;
-        memcpy(&first, m->u.rec, sizeof first);
+        memcpy(&first, rec, sizeof first);
         /* the rest of the record, then the word that publishes it */
-        memcpy((uint8_t *)(void *)word + 8, m->u.rec + 8, m->len - 8u);
+        memcpy((uint8_t *)(void *)word + 8, rec + 8, m->len - 8u);
         atomic_store_explicit(word, first, memory_order_release);
         break;
     }
     case FMPL_MMSG_CAS: {
-        if (len < FMPL_MMSG_HDR + sizeof m->u.cas || !line_ok(b, w, m, 8))
+        if (len < FMPL_MMSG_HDR + sizeof m->u.cas || !slot_ok(b, w, m, 8) ||
+            m->off + 8 > FMPL_TL_LINE)
             break;
         fmpl_mmsg_t a = { .kind = FMPL_MMSG_ANSWER, .writer = b->rank, .cookie = m->cookie };
         fmpl_mmsg_cas_local(b, w, (int)m->idx, m->off, m->u.cas.expect, m->u.cas.desired,

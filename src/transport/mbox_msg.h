@@ -3,9 +3,12 @@
  * network can order a message behind the RMA writes before it but not the
  * bytes of one write (libfabric, InfiniBand verbs).
  *
- * Each process keeps its mailbox area [size][nidx] x 64 B in its own
- * memory: line (w, i) is what writer w tells us about index i, and only
- * our own CPU writes it.  A peer's notification arrives as a message
+ * Each process keeps its mailbox area [size][nidx] slots in its own
+ * memory: slot (w, i) is what writer w tells us about index i, and only
+ * our own CPU writes it.  A slot is a line, and its extension when the
+ * transport gives records one (transport.h): the extension lives only in
+ * our memory, so a longer record costs the network one longer message,
+ * not a longer mailbox that peers write into.  A peer's notification arrives as a message
  * (which line, offset, the record); applying it copies the record's bytes
  * [8, len) into the line and then stores the first word with release
  * order, so a reader that sees the new word sees the whole record, and -
@@ -33,7 +36,9 @@
 
 #include "transport/transport.h"
 
-#define FMPL_MMSG_REC_MAX 32       /* largest notify record */
+#define FMPL_MMSG_REC_BASE 32      /* a record inside the line */
+#define FMPL_MMSG_REC_MAX (32 + FMPL_TL_EXT_MAX)   /* ... and one at offset 32
+                                                      that fills the longest slot */
 
 enum { FMPL_MMSG_NOTIFY = 1, FMPL_MMSG_CAS = 2, FMPL_MMSG_ANSWER = 3 };
 
@@ -41,14 +46,14 @@ enum { FMPL_MMSG_NOTIFY = 1, FMPL_MMSG_CAS = 2, FMPL_MMSG_ANSWER = 3 };
  * sender's line in our mailbox, or the answer to one of ours. */
 typedef struct fmpl_mmsg {
     uint8_t kind;
-    uint8_t off;                   /* NOTIFY, CAS: offset in the line */
-    uint8_t len;                   /* NOTIFY: record bytes */
-    uint8_t pad;
+    uint8_t off;                   /* NOTIFY, CAS: offset in the slot */
+    uint16_t len;                  /* NOTIFY: record bytes */
     int32_t writer;                /* the sender's rank: whose line */
     uint32_t idx;                  /* NOTIFY, CAS: the line's index */
     uint32_t cookie;               /* CAS, ANSWER: which request */
     union {
-        uint8_t rec[FMPL_MMSG_REC_MAX];                 /* NOTIFY */
+        uint8_t rec[FMPL_MMSG_REC_BASE];                /* NOTIFY: a longer one
+                                                           runs on (fmpl_mmsg_buf_t) */
         struct { uint64_t expect, desired; } cas;       /* CAS */
         uint64_t old;                                   /* ANSWER */
     } u;
@@ -56,13 +61,26 @@ typedef struct fmpl_mmsg {
 
 #define FMPL_MMSG_HDR offsetof(fmpl_mmsg_t, u)
 
+/* Room for any message: a notification's record may run on past
+ * fmpl_mmsg_t's, up to the box's rec_max bytes. */
+typedef union fmpl_mmsg_buf {
+    fmpl_mmsg_t m;
+    uint8_t bytes[FMPL_MMSG_HDR + FMPL_MMSG_REC_MAX];
+} fmpl_mmsg_buf_t;
+
+/* the record's bytes, which may run on past the struct in a larger buffer */
+static inline uint8_t *fmpl_mmsg_rec(fmpl_mmsg_t *m) { return (uint8_t *)m + FMPL_MMSG_HDR; }
+
 typedef struct fmpl_mmsg_box fmpl_mmsg_box_t;
 
 /* The mailbox and our one outgoing CAS (FMPL makes one at a time). */
 struct fmpl_mmsg_box {
-    uint8_t *mbox;                 /* [size][nidx] lines */
+    uint8_t *mbox;                 /* [size][nidx] slots */
     size_t len;
     int rank, size, nidx;
+    unsigned slot;                 /* bytes a slot: the line and its extension */
+    unsigned rec_max;              /* the longest record (slot - 32): the
+                                      transport's max_inline */
     uint32_t cas_cookie;
     fmpl_tl_comp_t cas;            /* pending until the answer comes */
     uint64_t cas_old;
@@ -76,22 +94,24 @@ struct fmpl_mmsg_box {
     void *ctx;                     /* the transport's */
 };
 
-/* Allocate and clear the mailbox area. */
-int  fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx);
+/* Allocate and clear the mailbox area, slots of a line and `ext` bytes
+ * after it (0, or transport.h's fmpl_tl_slot_ext). */
+int  fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx, unsigned ext);
 void fmpl_mmsg_close(fmpl_mmsg_box_t *b);
 
-/* where word `off` of line (writer, idx) sits in our mailbox */
+/* where word `off` of slot (writer, idx) sits in our mailbox */
 static inline _Atomic uint64_t *fmpl_mmsg_word(const fmpl_mmsg_box_t *b, int writer, int idx,
                                                unsigned off)
 {
-    size_t at = ((size_t)writer * (size_t)b->nidx + (size_t)idx) * FMPL_TL_LINE + off;
+    size_t at = ((size_t)writer * (size_t)b->nidx + (size_t)idx) * b->slot + off;
     return (_Atomic uint64_t *)(void *)(b->mbox + at);
 }
 
-/* Build the notification `rank` sends about (idx, off): its length to
- * send, or 0 when the record does not fit a line (FMPL_ERR_ARG). */
-size_t fmpl_mmsg_notify(fmpl_mmsg_t *m, int rank, int idx, unsigned off, const void *rec,
-                        unsigned len);
+/* Build in `m` the notification we send about (idx, off): its length to
+ * send, or 0 when the record does not fit a slot (FMPL_ERR_ARG).  Every
+ * rank's box has the same slots, so what fits ours fits the peer's. */
+size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int idx, unsigned off,
+                        const void *rec, unsigned len);
 
 /* Build the CAS request `rank` sends about its line (idx, off) in a
  * peer's mailbox and mark our CAS pending; returns the length to send. */

@@ -372,3 +372,12 @@ int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed
     }
     return FMPL_SUCCESS;
 }
+
+unsigned fmpl_tl_slot_ext(int size, int nidx)
+{
+    unsigned ext = FMPL_TL_EXT_MAX;
+    while (ext > FMPL_TL_EXT_MIN &&
+           (size_t)size * (size_t)nidx * (FMPL_TL_LINE + ext) > FMPL_TL_SLOT_BUDGET)
+        ext /= 2;
+    return ext;
+}

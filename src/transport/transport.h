@@ -64,6 +64,19 @@
 
 #define FMPL_TL_LINE 64            /* one mailbox line: a cache line */
 
+/* A slot's extension (see above): the lines after the slot's own that a
+ * record at offset 32 may run on into.  One rule for every transport that
+ * has one (shm, the mailboxes kept by messages): the longest of EXT_MAX,
+ * EXT_MAX/2, ... down to EXT_MIN bytes for which all [size][nidx] slots
+ * fit in SLOT_BUDGET - the same on every rank, since it depends on the
+ * job alone.  With fmpl_init's 737 indices: 2 KiB up to 8 ranks, 1 KiB
+ * at 16, 512 bytes at 32, 256 from 64 on.  A job touches only the slots
+ * of the pairs that talk. */
+#define FMPL_TL_EXT_MIN     256
+#define FMPL_TL_EXT_MAX     2048
+#define FMPL_TL_SLOT_BUDGET (16u * 1024 * 1024)
+unsigned fmpl_tl_slot_ext(int size, int nidx);
+
 /* Capability flags (fmpl_tl_t.caps). */
 #define FMPL_TL_CAP_CAS        (1u << 0)  /* mbox_cas works */
 #define FMPL_TL_CAP_STRIDED    (1u << 1)  /* put_strided without packing */

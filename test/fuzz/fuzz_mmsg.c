@@ -7,7 +7,8 @@
  * the message as it came off the wire, in a buffer of exactly its length
  * (AddressSanitizer catches a read past the message).  Applied to the
  * mailbox of rank 1 (a heap block of exactly the mailbox's size: a write
- * outside it is caught).  A CAS request is answered through the
+ * outside it is caught), whose slots have an extension of EXT bytes: a
+ * record may run on past the line, never past its slot.  A CAS request is answered through the
  * transport's answer hook, which checks what it is asked to send.
  * Whatever a peer sends may at worst be dropped: no crash, no access
  * outside the message or the mailbox, no answer to a rank outside the job.
@@ -21,6 +22,7 @@
 
 #define SIZE 4
 #define NIDX 16
+#define EXT  256
 
 /* mbox_msg.c reports drops through the library's log; not under test */
 void fmpl_log_err(const char *fmt, ...) { (void)fmt; }
@@ -38,12 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     static fmpl_mmsg_box_t box;
     static int ready;
     if (!ready) {
-        if (fmpl_mmsg_open(&box, 1, SIZE, NIDX) != 0)
+        if (fmpl_mmsg_open(&box, 1, SIZE, NIDX, EXT) != 0 || box.slot != 64 + EXT)
             abort();
         box.answer = answer;
         ready = 1;
     }
-    if (n < 1 || n - 1 > sizeof(fmpl_mmsg_t))
+    if (n < 1 || n - 1 > FMPL_MMSG_HDR + box.rec_max + 8)
         return 0;
     static const int who[] = { 0, 1, 2, 3, FMPL_MMSG_FROM_ANY, FMPL_MMSG_FROM_STRANGER, 4, -7 };
     int from = who[data[0] % (sizeof who / sizeof who[0])];

@@ -33,7 +33,7 @@
  *            check, which it takes here, not that it was taken.
  *
  *   -n N   ping-pong rounds per size and stream length (default 20)
- *   -L     the transport's records carry 200 bytes (shm): see long
+ *   -L     the transport's records carry 200 bytes (shm, dcfa): see long
  */
 #include "prog.h"
 
@@ -244,7 +244,7 @@ int main(int argc, char **argv)
     long n = 20;
     struct prog_opt opts[] = {
         {'n', OPT_INT, &n, "ping-pong rounds per size, stream length, cancels (default 20)"},
-        {'L', OPT_FLAG, &long_early, "a 200-byte message goes early (shm)"},
+        {'L', OPT_FLAG, &long_early, "a 200-byte message goes early (shm, dcfa)"},
     };
     prog_parse(argc, argv, opts, 2);
     CHECK(n >= 1 && n <= 100000, "bad options");
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
         peer = 1 - prog_me;
         before_post();
         truncate_early(16, 4, 4, 1);   /* fits any transport's record */
-        truncate_early(200, 100, 10, long_early);   /* the extension's (shm) */
+        truncate_early(200, 100, 10, long_early);   /* the extension's (shm, dcfa) */
         pingpong((int)n);
         cancel((int)n);
         matrix((int)n);

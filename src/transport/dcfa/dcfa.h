@@ -27,7 +27,11 @@
  *                addresses.
  *   mailbox      kept by messages (transport/mbox_msg.h): a notification
  *                or CAS request is a SEND on the peer's queue pair, into
- *                receives posted on one shared receive queue.  Why a SEND
+ *                receives posted on one shared receive queue.  Slots have
+ *                transport.h's extension, so a message of up to its
+ *                length (2 KiB up to 8 ranks, 256 bytes from 64 on) is
+ *                one SEND with its record, early sends included, where it
+ *                took a receive header, an RDMA WRITE and the record.  Why a SEND
  *                and not an RDMA WRITE of the record: the InfiniBand
  *                specification (vol. 1, 9.5, transaction ordering) has an
  *                RC responder execute requests in the order sent, and
@@ -193,7 +197,8 @@ typedef struct fmpl_dcfa {
     unsigned ud_tx_next;
     double connect_timeout;        /* s */
     fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
-    fmpl_mmsg_t *rx;               /* [FMPL_DCFA_NRECV] receive buffers */
+    uint8_t *rx;                   /* [FMPL_DCFA_NRECV] receive buffers ... */
+    size_t rx_len;                 /* ... of this many bytes each */
     struct ibv_mr *rx_mr;
     uint8_t *bounce;               /* [FMPL_DCFA_NBOUNCE][FMPL_DCFA_BOUNCE] */
     struct ibv_mr *bounce_mr;
@@ -213,6 +218,12 @@ typedef struct fmpl_dcfa {
 } fmpl_dcfa_t;
 
 static inline fmpl_dcfa_t *fmpl_dcfa_of(fmpl_tl_t *tl) { return (fmpl_dcfa_t *)tl->priv; }
+
+/* receive buffer i, where a message lands */
+static inline fmpl_mmsg_t *fmpl_dcfa_rx(const fmpl_dcfa_t *d, int i)
+{
+    return (fmpl_mmsg_t *)(void *)(d->rx + (size_t)i * d->rx_len);
+}
 
 /* dcfa_verbs.c: the device in either mode (errno values unless said) */
 int  fmpl_dcfa_dev_open(fmpl_dcfa_t *d, int cqe);          /* FMPL code */

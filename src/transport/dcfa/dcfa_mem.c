@@ -38,12 +38,14 @@
 
 int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
 {
-    if (posix_memalign((void **)&d->rx, 64, FMPL_DCFA_NRECV * sizeof *d->rx) != 0 ||
+    /* a receive holds the longest message: a record that fills a slot */
+    d->rx_len = (FMPL_MMSG_HDR + d->box.rec_max + 63) & ~(size_t)63;
+    if (posix_memalign((void **)&d->rx, 64, FMPL_DCFA_NRECV * d->rx_len) != 0 ||
         posix_memalign((void **)&d->bounce, 4096, (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE) !=
             0)
         return FMPL_ERR_NOMEM;
-    memset(d->rx, 0, FMPL_DCFA_NRECV * sizeof *d->rx);
-    d->rx_mr = fmpl_dcfa_reg_mr(d, d->rx, FMPL_DCFA_NRECV * sizeof *d->rx, IBV_ACCESS_LOCAL_WRITE);
+    memset(d->rx, 0, FMPL_DCFA_NRECV * d->rx_len);
+    d->rx_mr = fmpl_dcfa_reg_mr(d, d->rx, FMPL_DCFA_NRECV * d->rx_len, IBV_ACCESS_LOCAL_WRITE);
     if (!d->rx_mr)
         return fmpl_dcfa_error(d, errno, "ibv_reg_mr (receive buffers)", -1);
     d->bounce_mr = fmpl_dcfa_reg_mr(d, d->bounce, (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE,

@@ -123,7 +123,7 @@ int fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_o
 
 static int post_recv(fmpl_dcfa_t *d, int i)
 {
-    struct ibv_sge sge = { .addr = (uintptr_t)&d->rx[i], .length = sizeof d->rx[i],
+    struct ibv_sge sge = { .addr = (uintptr_t)fmpl_dcfa_rx(d, i), .length = (uint32_t)d->rx_len,
                            .lkey = d->rx_mr->lkey };
     struct ibv_recv_wr wr = { .wr_id = FMPL_DCFA_RECV_TAG | (uint64_t)i, .sg_list = &sge,
                               .num_sge = 1 };
@@ -162,7 +162,7 @@ static int progress_locked(fmpl_dcfa_t *d)
                  * connection: its messages may write only its lines */
                 int from = fmpl_dcfa_peer_of_qp(d, wc[i].qp_num);
                 fmpl_mmsg_apply(&d->box, from >= 0 ? from : FMPL_MMSG_FROM_STRANGER,
-                                &d->rx[slot], wc[i].byte_len);
+                                fmpl_dcfa_rx(d, slot), wc[i].byte_len);
                 post_recv(d, slot);
                 continue;
             }
@@ -329,7 +329,10 @@ static int dcfa_open(fmpl_tl_t *tl)
     pthread_mutexattr_destroy(&ma);
     d->locked_init = 1;
     tl->priv = d;
-    tl->max_inline = FMPL_MMSG_REC_MAX;
+    /* records run on into the slot's extension (mbox_msg.h): the box is
+     * in our own memory, the network carries only the longer SEND */
+    unsigned ext = fmpl_tl_slot_ext(tl->size, tl->nidx);
+    tl->max_inline = 32 + ext;
     /* CAS by message (mbox_msg.h): no device atomics needed */
     tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_SHARED_LINK;
 
@@ -346,7 +349,7 @@ static int dcfa_open(fmpl_tl_t *tl)
      * note): one message per exchange instead of two. */
     tl->kernel_any = d->vendor == FMPL_DCFA_RXE_VENDOR || d->vendor == FMPL_DCFA_SIW_VENDOR;
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx);
+        rc = fmpl_mmsg_open(&d->box, tl->rank, tl->size, tl->nidx, ext);
     d->box.answer = d->box.request = fmpl_dcfa_box_send;
     d->box.wait = fmpl_dcfa_box_wait;
     d->box.ctx = d;
@@ -426,7 +429,7 @@ static void dcfa_close(fmpl_tl_t *tl)
         fmpl_log_info("dcfa: %d queue pairs (to %d of %d peers); pinned %ld KiB, of which %zu "
                       "fixed (receives, bounce slots, datagrams) and %zu cached; device "
                       "queues %ld KiB", d->nqp, d->nqp, tl->size - 1, pinned,
-                      (FMPL_DCFA_NRECV * sizeof *d->rx +
+                      (FMPL_DCFA_NRECV * d->rx_len +
                        (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE +
                        (size_t)(FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX) * FMPL_DCFA_UD_BUF) >> 10,
                       d->cache_bytes >> 10, queues);

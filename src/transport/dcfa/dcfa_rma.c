@@ -141,8 +141,10 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
 
 /* ---- the mailbox, by messages (mbox_msg.h) ------------------------------- */
 
-/* A SEND of the message, inline: the buffer is free again at once.  On
- * the same queue pair as the puts, so it is executed after them. */
+/* A SEND of the message, inline, or from a bounce slot when it is longer
+ * than the queue pair's inline data (a record with an extension): the
+ * buffer is free again at once either way.  On the same queue pair as
+ * the puts, so it is executed after them. */
 int fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t len)
 {
     if (bad_peer(d, peer))
@@ -160,11 +162,16 @@ int fmpl_dcfa_send_msg(fmpl_dcfa_t *d, int peer, const fmpl_mmsg_t *m, size_t le
     if (len <= d->max_inline) {
         wr.send_flags = IBV_SEND_INLINE;
     } else {
-        int slot = fmpl_dcfa_bounce_get(d);
-        if (slot < 0) {
-            fmpl_dcfa_op_put(d, op);
-            return fmpl_dcfa_error(d, ENOMEM, "no bounce slot for a mailbox record", peer);
-        }
+        /* a stream of them may hold every slot: their completions free
+         * them (an answer to a CAS, sent from progress, is always inline) */
+        int slot;
+        fmpl_tl_wait_t w = { 0 };
+        while ((slot = fmpl_dcfa_bounce_get(d)) < 0)
+            if (fmpl_dcfa_progress(d->tl) == 0 &&
+                fmpl_tl_idle(d->tl, &d->failed_peer, peer, &w) != FMPL_SUCCESS) {
+                fmpl_dcfa_op_put(d, op);
+                return FMPL_ERR_PEER;
+            }
         uint8_t *b = d->bounce + (size_t)slot * FMPL_DCFA_BOUNCE;
         memcpy(b, m, len);
         op->bounce = slot;
@@ -192,11 +199,12 @@ int fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void 
 {
     (void)flags;
     (void)comp;
-    fmpl_mmsg_t m;
-    size_t n = fmpl_mmsg_notify(&m, tl->rank, idx, off, rec, len);
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    fmpl_mmsg_buf_t m;
+    size_t n = fmpl_mmsg_notify(&d->box, &m, idx, off, rec, len);
     if (!n)
         return FMPL_ERR_ARG;
-    return fmpl_dcfa_send_msg(fmpl_dcfa_of(tl), peer, &m, n);
+    return fmpl_dcfa_send_msg(d, peer, &m.m, n);
 }
 
 int fmpl_dcfa_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer)

@@ -121,12 +121,13 @@ int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
                     unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
     (void)comp;
-    fmpl_mmsg_t m;
-    size_t n = fmpl_mmsg_notify(&m, tl->rank, idx, off, rec, len);
+    fmpl_ofi_t *o = fmpl_ofi_of(tl);
+    fmpl_mmsg_buf_t m;
+    size_t n = fmpl_mmsg_notify(&o->box, &m, idx, off, rec, len);
     if (!n)
         return FMPL_ERR_ARG;
     int ch = flags & FMPL_TL_NOTIFY_UNORDERED ? FMPL_OFI_CTL : FMPL_OFI_DATA;
-    return fmpl_ofi_msg_send(fmpl_ofi_of(tl), ch, peer, &m, n, 0);
+    return fmpl_ofi_msg_send(o, ch, peer, &m.m, n, 0);
 }
 
 /* mbox_msg.h's hooks for a CAS request: on CTL, with the CASes' answers */

@@ -276,7 +276,9 @@ static int ofi_open(fmpl_tl_t *tl)
     o->failed_peer = -1;
     pthread_mutex_init(&o->lock, NULL);
     tl->priv = o;
-    tl->max_inline = FMPL_MMSG_REC_MAX;
+    /* records in the line: a longer one would be injected (copied) into a
+     * provider's buffer, whose size each provider decides (tcp's is 64) */
+    tl->max_inline = FMPL_MMSG_REC_BASE;
     /* CAS is ours (ofi_msg.c): no provider atomics needed */
     tl->caps = FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS | FMPL_TL_CAP_SHARED_LINK;
 
@@ -366,7 +368,7 @@ static int ofi_open(fmpl_tl_t *tl)
     }
 
     /* our mailbox and the receives for messages, then the card */
-    rc = fmpl_mmsg_open(&o->box, tl->rank, tl->size, tl->nidx);
+    rc = fmpl_mmsg_open(&o->box, tl->rank, tl->size, tl->nidx, 0);
     if (rc != FMPL_SUCCESS) {
         ofi_close(tl);
         return rc;

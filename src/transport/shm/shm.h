@@ -57,12 +57,9 @@
  * polls the word).  Through a FIFO chunk, 32 to 256-byte messages took
  * 0.54-0.56 us one-way against 0.35 us for 16 bytes in the record; in
  * the record's extension 0.35-0.38 us (bench/compare -t latency, medians
- * of 5 runs).  The extension is as long as FMPL_SHM_SLOT_BUDGET allows for
- * every (reader, index) pair, from EXT_MIN to EXT_MAX bytes: the same
- * for every rank (shm_seg.c).  Only the lines a pair uses are touched. */
-#define FMPL_SHM_EXT_MIN    256
-#define FMPL_SHM_EXT_MAX    2048
-#define FMPL_SHM_SLOT_BUDGET (16u * 1024 * 1024)
+ * of 5 runs).  The extension's length is transport.h's rule
+ * (fmpl_tl_slot_ext), kept in the segment's layout (shm_seg.c). */
+#define FMPL_SHM_EXT_MAX    FMPL_TL_EXT_MAX
 #define FMPL_SHM_REC_MAX   (32 + FMPL_SHM_EXT_MAX)   /* notify record bytes, at most */
 #define FMPL_SHM_DREC_MAX  32                     /* ... inside a chunk descriptor */
 

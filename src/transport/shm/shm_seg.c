@@ -52,20 +52,6 @@ static int fifo_nchunk(const fmpl_tl_t *tl, uint32_t *nchunk)
     return FMPL_SUCCESS;
 }
 
-/* A slot's length (shm.h): the longest extension the budget allows for
- * all [size][nidx] slots.  With 737 indices (fmpl_init's default
- * communicators and halos) up to 8 ranks get 2 KiB (12 MB of slots), 16
- * ranks 1 KiB, 32 ranks 512 bytes, 64 ranks and more 256 (15 MB at 64);
- * a job touches only the pages of the pairs that talk. */
-static uint32_t slot_len(int size, int nidx)
-{
-    uint32_t ext = FMPL_SHM_EXT_MAX;
-    while (ext > FMPL_SHM_EXT_MIN &&
-           (size_t)size * (size_t)nidx * (64 + ext) > FMPL_SHM_SLOT_BUDGET)
-        ext /= 2;
-    return 64 + ext;
-}
-
 /* Every rank computes the same layout from (size, nidx, FIFO depth). */
 static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
 {
@@ -74,7 +60,7 @@ static void layout(fmpl_shm_seg_hdr_t *h, int size, int nidx, uint32_t nchunk)
     h->magic = FMPL_SHM_MAGIC;
     h->size = size;
     h->nidx = nidx;
-    h->slot = slot_len(size, nidx);
+    h->slot = FMPL_TL_LINE + fmpl_tl_slot_ext(size, nidx);
     h->lines_off = off;
     off = round_up(off + (size_t)size * (size_t)nidx * h->slot, 4096);
     h->fifo_off = off;
