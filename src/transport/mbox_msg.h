@@ -75,7 +75,8 @@ typedef struct fmpl_mmsg_box fmpl_mmsg_box_t;
 
 /* The mailbox and our one outgoing CAS (FMPL makes one at a time). */
 struct fmpl_mmsg_box {
-    uint8_t *mbox;                 /* [size][nidx] slots */
+    uint8_t *mbox;                 /* [size][nidx] slots, in ... */
+    void *mem;                     /* ... this allocation */
     size_t len;
     int rank, size, nidx;
     unsigned slot;                 /* bytes a slot: the line and its extension */

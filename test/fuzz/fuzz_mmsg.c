@@ -6,8 +6,8 @@
  * 4-rank job, "cannot say", a stranger, or a rank outside the job), then
  * the message as it came off the wire, in a buffer of exactly its length
  * (AddressSanitizer catches a read past the message).  Applied to the
- * mailbox of rank 1 (a heap block of exactly the mailbox's size: a write
- * outside it is caught), whose slots have an extension of EXT bytes: a
+ * mailbox of rank 1 (a heap block at most a line longer than the mailbox:
+ * a write past it is caught), whose slots have an extension of EXT bytes: a
  * record may run on past the line, never past its slot.  A CAS request is answered through the
  * transport's answer hook, which checks what it is asked to send.
  * Whatever a peer sends may at worst be dropped: no crash, no access
