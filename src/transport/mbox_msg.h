@@ -8,10 +8,11 @@
  * our own CPU writes it.  A slot is a line, and its extension when the
  * transport gives records one (transport.h): the extension lives only in
  * our memory, so a longer record costs the network one longer message,
- * not a longer mailbox that peers write into.  A peer's notification arrives as a message
- * (which line, offset, the record); applying it copies the record's bytes
- * [8, len) into the line and then stores the first word with release
- * order, so a reader that sees the new word sees the whole record, and -
+ * not a longer mailbox that peers write into.  A peer's notification
+ * arrives as a message (which slot, offset, the record); applying it
+ * copies the record's bytes [8, len) into the slot and then stores the
+ * first word with release order, so a reader that sees the new word sees
+ * the whole record, and -
  * because the network completed the message only after the writes before
  * it - every put before it.  An RMA write of the record itself could make
  * its first word visible before the rest: neither libfabric nor the
