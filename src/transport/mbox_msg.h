@@ -109,11 +109,13 @@ static inline _Atomic uint64_t *fmpl_mmsg_word(const fmpl_mmsg_box_t *b, int wri
     return (_Atomic uint64_t *)(void *)(b->mbox + at);
 }
 
-/* Build in `m` the notification we send about (idx, off): its length to
- * send, or 0 when the record does not fit a slot (FMPL_ERR_ARG).  Every
- * rank's box has the same slots, so what fits ours fits the peer's. */
-size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int idx, unsigned off,
-                        const void *rec, unsigned len);
+/* Build in `m` the notification `rank` sends about (idx, off): its length
+ * to send, or 0 when the record does not fit a slot (FMPL_ERR_ARG).
+ * Every rank's box has the same slots, so what fits ours fits the
+ * peer's.  (`rank` is the transport's word, not the box's: test/progs/
+ * forge lies in it to prove that the receiver drops a forgery.) */
+size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int rank, int idx,
+                        unsigned off, const void *rec, unsigned len);
 
 /* Build the CAS request `rank` sends about its line (idx, off) in a
  * peer's mailbox and mark our CAS pending; returns the length to send. */

@@ -201,7 +201,7 @@ int fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void 
     (void)comp;
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     fmpl_mmsg_buf_t m;
-    size_t n = fmpl_mmsg_notify(&d->box, &m, idx, off, rec, len);
+    size_t n = fmpl_mmsg_notify(&d->box, &m, tl->rank, idx, off, rec, len);
     if (!n)
         return FMPL_ERR_ARG;
     return fmpl_dcfa_send_msg(d, peer, &m.m, n);

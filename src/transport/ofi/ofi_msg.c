@@ -123,7 +123,7 @@ int fmpl_ofi_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
     (void)comp;
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     fmpl_mmsg_buf_t m;
-    size_t n = fmpl_mmsg_notify(&o->box, &m, idx, off, rec, len);
+    size_t n = fmpl_mmsg_notify(&o->box, &m, tl->rank, idx, off, rec, len);
     if (!n)
         return FMPL_ERR_ARG;
     int ch = flags & FMPL_TL_NOTIFY_UNORDERED ? FMPL_OFI_CTL : FMPL_OFI_DATA;
