@@ -36,7 +36,7 @@
  *    messages inline (the PIO store).  A transport whose max_inline is
  *    above 32 makes each slot longer than the line: a record at offset
  *    32 may run on into the lines after it, up to 32 + max_inline bytes
- *    from the slot's start (shm; p2p.h).  A notify that cannot leave at once
+ *    from the slot's start (shm, dcfa; p2p.h).  A notify that cannot leave at once
  *    counts in `comp` (may be NULL only for UNORDERED records) until it
  *    has: a send is complete only when its flag is on its way.
  *

@@ -31,17 +31,17 @@
  *                transport.h's extension, so a message of up to its
  *                length (2 KiB up to 8 ranks, 256 bytes from 64 on) is
  *                one SEND with its record, early sends included, where it
- *                took a receive header, an RDMA WRITE and the record.  Why a SEND
- *                and not an RDMA WRITE of the record: the InfiniBand
- *                specification (vol. 1, 9.5, transaction ordering) has an
- *                RC responder execute requests in the order sent, and
- *                reports a receive's completion only once the request is
- *                executed - so when our progress sees the SEND, every
- *                RDMA WRITE sent before it on that queue pair has been
- *                placed in our memory; nothing in the specification
- *                orders the placement of the bytes of a WRITE against
- *                a CPU polling them.  Progress then applies the record
- *                (first word last, with release order).
+ *                took a receive header, an RDMA WRITE and the record.
+ *                Why a SEND and not an RDMA WRITE of the record: the
+ *                InfiniBand specification (vol. 1, 9.5, transaction
+ *                ordering) has an RC responder execute requests in the
+ *                order sent, and reports a receive's completion only once
+ *                the request is executed - so when our progress sees the
+ *                SEND, every RDMA WRITE sent before it on that queue pair
+ *                has been placed in our memory; nothing in the
+ *                specification orders the placement of the bytes of a
+ *                WRITE against a CPU polling them.  Progress then applies
+ *                the record (first word last, with release order).
  *   threads      the mailbox's messages are applied, and CAS requests
  *                answered, only in our progress: when the process computes
  *                outside FMPL, or waits in the launcher's fence in

@@ -419,7 +419,8 @@ static void dcfa_close(fmpl_tl_t *tl)
             for (int r = 0; r < tl->size; r++)
                 if (d->peer[r].sq_used && r != d->failed_peer)
                     busy = 1;
-            if (busy && fmpl_dcfa_progress(tl) == 0 && fmpl_tl_idle(d->tl, &d->failed_peer, -1, &w) != FMPL_SUCCESS)
+            if (busy && fmpl_dcfa_progress(tl) == 0 &&
+                fmpl_tl_idle(d->tl, &d->failed_peer, -1, &w) != FMPL_SUCCESS)
                 break;
         }
     }
