@@ -175,6 +175,21 @@ static inline uint64_t fmpl_line_word(volatile void *line, unsigned off)
                                 memory_order_acquire);
 }
 
+/* Copy n bytes (a multiple of 8, 8-aligned) out of a line the peer may be
+ * rewriting as we read: a split record, which the sender may take back and
+ * overwrite with its final record before our CAS tells us so (recv.c).
+ * What is read may then be torn, and the CAS that follows throws it away:
+ * a seqlock's reader, whose reads must be atomic to be defined - relaxed
+ * ones, plain loads on the machine.  The writer of a record applied in
+ * our own memory (mbox_msg.c) stores its words the same way. */
+static inline void fmpl_line_copy(void *dst, const volatile void *src, size_t n)
+{
+    uint64_t *d = dst;
+    for (size_t i = 0; i < n / 8; i++)
+        d[i] = atomic_load_explicit((_Atomic uint64_t *)((volatile uint8_t *)src + 8 * i),
+                                    memory_order_relaxed);
+}
+
 /* Is data record word `w` the message `seq` (not a cancel's answer)? */
 static inline int fmpl_data_is(uint64_t w, uint32_t seq)
 {

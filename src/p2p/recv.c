@@ -183,8 +183,9 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
              * what is used */
             fmpl_tl_key_t skey;
             uint64_t sz;
-            memcpy(&skey, inl, sizeof skey);
-            memcpy(&sz, inl + sizeof skey, sizeof sz);
+            _Static_assert(sizeof skey % 8 == 0, "the split record is read by words");
+            fmpl_line_copy(&skey, inl, sizeof skey);
+            fmpl_line_copy(&sz, inl + sizeof skey, sizeof sz);
             if (!split_record_ok(req, sz)) {
                 bad_record(req, w, "split message");
                 break;

@@ -100,6 +100,21 @@ int fmpl_mmsg_cas(fmpl_mmsg_box_t *b, int peer, int idx, unsigned off, int outgo
     return res == expect ? FMPL_SUCCESS : FMPL_ERR_BUSY;
 }
 
+/* Relaxed atomic stores of n bytes to dst (8-aligned): words, then the
+ * tail byte by byte, so that no byte beyond the record is written. */
+static void store_rest(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, src + i, 8);
+        atomic_store_explicit((_Atomic uint64_t *)(void *)(dst + i), v, memory_order_relaxed);
+    }
+    for (; i < n; i++)
+        atomic_store_explicit((_Atomic uint8_t *)(void *)(dst + i), src[i],
+                              memory_order_relaxed);
+}
+
 void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t len)
 {
     if (len < FMPL_MMSG_HDR)
@@ -122,8 +137,10 @@ void fmpl_mmsg_apply(fmpl_mmsg_box_t *b, int from, const fmpl_mmsg_t *m, size_t 
         const uint8_t *rec = (const uint8_t *)m + FMPL_MMSG_HDR;
         uint64_t first;
         memcpy(&first, rec, sizeof first);
-        /* the rest of the record, then the word that publishes it */
-        memcpy((uint8_t *)(void *)word + 8, rec + 8, m->len - 8u);
+        /* the rest of the record, then the word that publishes it; the
+         * rest by atomic stores, for a reader may be reading the record
+         * this one replaces (p2p.h, fmpl_line_copy) */
+        store_rest((uint8_t *)(void *)word + 8, rec + 8, m->len - 8u);
         atomic_store_explicit(word, first, memory_order_release);
         break;
     }
