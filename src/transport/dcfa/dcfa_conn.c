@@ -26,7 +26,8 @@
  * comes from the connection queue pair its sender published, with a
  * rank in range.  A peer's traffic may reach our queue pair while it is
  * still in INIT (the peer connected on our ask and wrote at once): the
- * RC retry (67 ms) delivers it once our answer came.
+ * RC retry (537 ms, seven times: connect_qp) delivers it once our answer
+ * came, which the re-asks above leave time for.
  *
  * The peer must run its progress to answer: the ticker (transport/
  * ticker.h) does when it computes.  A dead peer, or one silent for
@@ -174,9 +175,9 @@ static int create_qp(fmpl_dcfa_t *d, int r)
 }
 
 /* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
- * 4.096 us x 2^14 = 67 ms, 7 retries: a peer whose queue pair is gone
- * fails the request within about half a second; receiver-not-ready
- * retries for ever (the peer reposts its receives as it applies them). */
+ * 4.096 us x 2^17 = 537 ms, sent 7 times: a peer whose queue pair is
+ * gone fails the request within about 4 s; receiver-not-ready retries
+ * for ever (the peer reposts its receives as it applies them). */
 static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
 {
     const fmpl_dcfa_card_t *c = &d->peer[r].card;
@@ -190,16 +191,27 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
                                     IBV_QP_MIN_RNR_TIMER);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTR)", r);
-    /* ACK timeout 4.096 us x 2^14 = 67 ms; 6 retries, then the request
-     * completes with RETRY_EXC_ERR and the peer counts as dead.  Not 7,
-     * the most the 3-bit field holds: the specification makes only
-     * rnr_retry = 7 mean "for ever", but the kernel's rxe (rxe_comp.c)
-     * never counts a retry_cnt of 7 down either, so a request to a
-     * peer whose process died (its queue pair gone) was retried for ever
-     * and no wait on it ended (found by dcfa_test's two-guest kill under
-     * mpirun --enable-recovery).  RNR stays infinite: a receive queue
-     * short of buffers is a slow peer, not a dead one. */
-    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 14, .retry_cnt = 6,
+    /* ACK timeout 4.096 us x 2^17 = 537 ms; 6 retries, then the request
+     * completes with RETRY_EXC_ERR and the peer counts as dead.
+     *
+     * Not shorter: an ACK is late whenever the peer's host does not run
+     * it for a while, or a packet or a connection datagram is lost, and
+     * neither is death.  With 67 ms (0.47 s in all), two soft-RoCE guests
+     * on a two-core host with two busy loops beside them failed 1 of 8
+     * jobs (coll_ops and random, 4 ranks) with FMPL_ERR_PEER between live
+     * ranks; with 537 ms, 0 of 8.  A peer still in INIT when the answer
+     * to its ask was lost needs the re-ask (after 200 ms, then 600 ms)
+     * within the budget too.  UCX waits 1 s a try, MVAPICH2 4 s.
+     *
+     * Not 7 retries, the most the 3-bit field holds: the specification
+     * makes only rnr_retry = 7 mean "for ever", but the kernel's rxe
+     * (rxe_comp.c) never counts a retry_cnt of 7 down either, so a
+     * request to a peer whose process died (its queue pair gone) was
+     * retried for ever and no wait on it ended (found by dcfa_test's
+     * two-guest kill under mpirun --enable-recovery).  RNR stays
+     * infinite: a receive queue short of buffers is a slow peer, not a
+     * dead one. */
+    struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 17, .retry_cnt = 6,
                              .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = d->rd_atom };
     e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &s,
                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |

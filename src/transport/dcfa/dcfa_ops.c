@@ -508,7 +508,7 @@ static void *l_mem_alloc(fmpl_tl_t *tl, size_t len)
  * operation (rxe's check_rkey says so too), and a write without
  * immediate makes no completion there.  When the process is gone its
  * queue pair is too; the write is retried until the retry count runs out
- * (6 retries of the 67 ms ACK timeout, dcfa_conn.c) and completes in
+ * (6 retries of the 537 ms ACK timeout, dcfa_conn.c) and completes in
  * error: the peer is dead (progress_locked above).  The checks before
  * the lock only spare taking it; they are made again under it. */
 static int dcfa_peer_ok(fmpl_tl_t *tl, int peer)
