@@ -371,7 +371,7 @@ check: deps
 	$(MAKE) -j$(NPROC) all
 	./test/run_tests.sh
 
-# the fault matrix beyond make check's 50 trials: make faults TRIALS=500 SEED=2
+# the fault matrix beyond make check's 30 trials: make faults TRIALS=500 SEED=2
 TRIALS ?= 500
 SEED   ?= 1
 faults: all

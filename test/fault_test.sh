@@ -34,7 +34,7 @@
 #     /dev/shm holds nothing it did not hold before.
 # Prints one line per failed trial and a summary: trials per fault and
 # transport, the slowest survivor, failures.  Exit status 1 if any failed.
-# `make faults TRIALS=N` runs it; `make check` runs 50 trials (seed 1).
+# `make faults TRIALS=N` runs it; `make check` runs 30 trials (seed 1).
 set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 trials=50 seed=1 limit=5

@@ -42,8 +42,8 @@
 #      agent entering them, over libfabric's tcp provider and in the
 #      default mode, and a rank killed on one host.  Needs root: where the
 #      machine refuses namespaces the step FAILS (never skips);
-#      then the fault matrix (test/fault_test.sh, 50 trials), two
-#      minutes of soak (test/soak_test.sh) and two users' jobs side by
+#      then the fault matrix (test/fault_test.sh, 30 trials), a
+#      minute of soak (test/soak_test.sh) and two users' jobs side by
 #      side, neither reaching into the other (test/isolation_test.sh);
 #      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
 #      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
@@ -357,10 +357,10 @@ if selected asan_test "$@"; then
     run_step asan_test 600 sh test/sanitizer_test.sh address
 fi
 # libFuzzer: what peers, the PMIx server and users write (records, modex,
-# settings, fmplrun's options, the BLACS' arguments), 10-20 s per harness
+# settings, fmplrun's options, the BLACS' arguments), 6-12 s per harness
 # from the committed corpus (test/fuzz_test.sh)
 if selected fuzz_test "$@"; then
-    run_step fuzz_test 600 sh test/fuzz_test.sh
+    run_step fuzz_test 600 env FUZZ_SECONDS=12 sh test/fuzz_test.sh
 fi
 
 # ---- 3. valgrind -------------------------------------------------------
@@ -451,16 +451,16 @@ done
 
 # ---- 5b'. the fault matrix: a rank killed, stopped or gone without
 # fmpl_finalize at a random moment of p2p, collectives, halo, init and
-# finalize, on shm, ofi and routed; 50 seeded trials (test/fault_test.sh;
+# finalize, on shm, ofi and routed; 30 seeded trials (test/fault_test.sh;
 # `make faults TRIALS=N` runs more)
 if [ -x test/progs/fault ] && selected fault_matrix "$@"; then
-    run_step fault_matrix 900 bash test/fault_test.sh -n 50 -s 1
+    run_step fault_matrix 900 bash test/fault_test.sh -n 30 -s 1
 fi
 
-# ---- 5b''. soak: two minutes of random jobs, every byte checked
+# ---- 5b''. soak: a minute of random jobs, every byte checked
 # (test/soak_test.sh; `make soak MINUTES=N` runs longer)
 if selected soak_test "$@"; then
-    run_step soak_test 600 bash test/soak_test.sh -m 2 -s 1
+    run_step soak_test 600 bash test/soak_test.sh -m 1 -s 1
 fi
 
 # ---- 5b'''. isolation: another user's process cannot reach into a job

@@ -26,7 +26,7 @@
 # hang).  Prints one line per failed job and a summary: jobs, messages and
 # bytes the random jobs moved, corrupted (failed) jobs, hangs.  Exit
 # status 1 if anything failed.  `make soak MINUTES=N` runs it; `make check`
-# runs two minutes.
+# runs one minute.
 set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 minutes=2 seed=1
