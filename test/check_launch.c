@@ -1,9 +1,14 @@
 /*
  * check_launch - bin/fmplrun: exit status, fmpl_abort, killed ranks,
  * --timeout, --prefix, arguments and environment, usage errors, SIGINT
- * and SIGTERM, two jobs at once.  Every test also checks that no process
+ * and SIGTERM, two jobs at once, --bind-to.  Every test also checks that no process
  * and no /dev/shm/fmpl* entry of the job is left behind.
  */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+
 #include "fmpl.h"
 #include "testlib.h"
 
@@ -209,6 +214,74 @@ START_TEST(test_args_env)
     ck_assert_msg(job_has(&j, "arg 3 <-n>\n"), "%s", job_tail(&j, 2000));
     ck_assert_msg(!job_has(&j, "arg 4"), "%s", job_tail(&j, 2000));
     ck_assert_msg(job_has(&j, "env FMPL_TEST_VAR=v_a_l"), "%s", job_tail(&j, 2000));
+    job_free(&j);
+}
+END_TEST
+
+/* The CPUs this test may use, as "a,b-c" lists the kernel prints, and
+ * the n-th of them. */
+static int my_cpus(int *cpu, int max)
+{
+    cpu_set_t set;
+    int n = 0;
+    ck_assert(sched_getaffinity(0, sizeof set, &set) == 0);
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set))
+            cpu[n++] = c;
+    return n;
+}
+
+/* Run `fmplrun -n n -p opt sh -c <print our CPUs>` (opt "--" for none)
+ * and check rank r's CPUs. */
+static void expect_cpus(int n, const char *opt, const char *const *want, const char *what)
+{
+    job_t j;
+    char line[96];
+    int st = run_cmd(&j, NULL, HARD, "bin/fmplrun", "-n", n == 2 ? "2" : "3", "-p", opt, "sh",
+                     "-c", "grep Cpus_allowed_list /proc/self/status", NULL);
+    EXPECT_STATUS(&j, st, 0, what);
+    for (int r = 0; r < n; r++) {
+        snprintf(line, sizeof line, "[%d] Cpus_allowed_list:\t%s\n", r, want[r]);
+        ck_assert_msg(job_has(&j, line), "%s: rank %d not on CPUs %s:\n%s", what, r, want[r],
+                      job_tail(&j, 2000));
+    }
+    no_leftovers(&j, what);
+    job_free(&j);
+}
+
+/* --bind-to: rank r on the r-th CPU we may use, by default only when
+ * every rank has one of its own */
+START_TEST(test_bind)
+{
+    int cpu[CPU_SETSIZE];
+    int n = my_cpus(cpu, CPU_SETSIZE);
+    char all[256], one[3][16];
+    const char *mask = NULL;
+    FILE *f = fopen("/proc/self/status", "r");
+    char buf[256];
+    ck_assert(f != NULL);
+    while (fgets(buf, sizeof buf, f))
+        if (strncmp(buf, "Cpus_allowed_list:\t", 19) == 0) {
+            buf[strcspn(buf, "\n")] = '\0';
+            snprintf(all, sizeof all, "%s", buf + 19);
+            mask = all;
+        }
+    fclose(f);
+    ck_assert(mask != NULL);
+    for (int r = 0; r < 3; r++)
+        snprintf(one[r], sizeof one[r], "%d", cpu[r % n]);
+    const char *bound[3] = { one[0], one[1], one[2] }, *free3[3] = { all, all, all };
+
+    expect_cpus(2, "--bind-to=none", free3, "fmplrun -n 2 --bind-to=none");
+    expect_cpus(3, "--bind-to=core", bound, "fmplrun -n 3 --bind-to=core");
+    expect_cpus(2, "--", n >= 2 ? bound : free3, "fmplrun -n 2 (default binding)");
+    expect_cpus(3, "--", n >= 3 ? bound : free3, "fmplrun -n 3 (default binding)");
+
+    job_t j;
+    int st = run_cmd(&j, NULL, 30, "bin/fmplrun", "-n", "2", "--bind-to", "socket",
+                     tl_path("test/progs/hello"), NULL);
+    ck_assert_msg(st == 2 && job_has(&j, "'core' or 'none'"),
+                  "fmplrun --bind-to socket: status %d:\n%s", st, job_tail(&j, 2000));
     job_free(&j);
 }
 END_TEST
@@ -481,6 +554,7 @@ static Suite *launch_suite(void)
     tcase_add_test(tc, test_lots_of_output);
     tcase_add_test(tc, test_args_env);
     tcase_add_test(tc, test_stdin);
+    tcase_add_test(tc, test_bind);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("signals");

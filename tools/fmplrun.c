@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -77,6 +78,7 @@ static struct {
     double timeout_s;             /* 0: none */
     int prefix;
     int verbose;
+    int bind;                     /* --bind-to: BIND_AUTO, BIND_CORE, BIND_NONE */
     char **argv;                  /* program and its arguments */
     const char *path;             /* program resolved against PATH */
     long long grace_ms;
@@ -91,6 +93,7 @@ static struct {
     struct rlimit nofile;         /* as inherited, restored in the ranks */
     int nofile_raised;
 
+    int *cpu;                     /* per rank: the CPU it is bound to, or NULL */
     pid_t *pid;                   /* per rank; 0 when reaped or never started */
     char *reported;               /* per rank: its failure was already told */
     int nalive;
@@ -106,6 +109,8 @@ static struct {
     int end_code;                 /* timeout, signal, abort: -1 if none */
     int signalled;
 } job = { .n = 1, .end_code = -1 };
+
+enum { BIND_AUTO, BIND_CORE, BIND_NONE };
 
 static long long now_ms(void)
 {
@@ -151,7 +156,10 @@ static void usage(void)
 "  -n, -np N           number of processes, 1 to %d (default 1)\n"
 "  -t, --timeout SEC   kill the job after SEC seconds (exit status 124)\n"
 "  -p, --prefix        prefix every output line of rank R with \"[R] \"\n"
-"  -v, --verbose       report the job id, the pids and every exit\n"
+"  -v, --verbose       report the job id, the pids, the CPUs and every exit\n"
+"      --bind-to core|none  bind rank R to the R-th CPU fmplrun may run on,\n"
+"                      or leave the ranks to the scheduler (default: core\n"
+"                      when 2 <= N <= those CPUs, else none)\n"
 "  -h, --help          print this help\n"
 "  -V, --version       print fmplrun's version (its FMPL's) and exit\n"
 "\n"
@@ -230,6 +238,16 @@ static void parse_args(int argc, char **argv)
                 usage_error("%s needs a number of seconds", a);
             if (fmpl_parse_double(val, 0, 1e9, &job.timeout_s) != 0 || !(job.timeout_s > 0))
                 usage_error("the timeout must be a number of seconds > 0, not '%s'", val);
+        } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0) {
+            val = a[9] == '=' ? a + 10 : argv[++i];
+            if (val == NULL)
+                usage_error("%s needs 'core' or 'none'", a);
+            if (strcmp(val, "core") == 0)
+                job.bind = BIND_CORE;
+            else if (strcmp(val, "none") == 0)
+                job.bind = BIND_NONE;
+            else
+                usage_error("--bind-to takes 'core' or 'none', not '%s'", val);
         } else {
             usage_error("unknown option '%s'", a);
         }
@@ -398,6 +416,14 @@ static void __attribute__((noreturn)) exec_rank(int r, int out_w, int err_w)
             close(nul);
         }
     }
+    if (job.cpu) {
+        /* before exec, so the rank's first page is touched where it runs;
+         * a refusal (a cgroup shrunk meanwhile) leaves it unbound */
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(job.cpu[r], &set);
+        sched_setaffinity(0, sizeof set, &set);
+    }
     fcntl(job.ctl_fd, F_SETFD, 0);      /* the one fd the rank inherits */
     snprintf(num, sizeof num, "%d", r);
     setenv(FMPL_ENV_RANK, num, 1);
@@ -458,7 +484,10 @@ static int start_rank(int r)
         exec_rank(r, out[1], err[1]);
     job.pid[r] = pid;
     job.nalive++;
-    verbose("rank %d is pid %d", r, (int)pid);
+    if (job.cpu)
+        verbose("rank %d is pid %d, bound to CPU %d", r, (int)pid, job.cpu[r]);
+    else
+        verbose("rank %d is pid %d", r, (int)pid);
     if (!job.prefix)
         return 0;
 
@@ -477,8 +506,34 @@ static int start_rank(int r)
     return 0;
 }
 
+/* Where each rank runs: with --bind-to core (by default when every rank
+ * has a CPU of its own), rank r on the r-th of the CPUs we may use (round
+ * robin when they are fewer).  A rank that stays on one core keeps its
+ * caches and its mailbox lines warm, and benchmarks against mpirun, which
+ * binds the same way, compare like with like; the scheduler would move
+ * it, on a machine whose cores differ in speed even from run to run. */
+static void place_ranks(void)
+{
+    cpu_set_t mine;
+    int cpus[CPU_SETSIZE], ncpu = 0;
+
+    if (job.bind == BIND_NONE || sched_getaffinity(0, sizeof mine, &mine) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &mine))
+            cpus[ncpu++] = c;
+    if (ncpu == 0 || (job.bind == BIND_AUTO && (job.n < 2 || job.n > ncpu)))
+        return;
+    job.cpu = calloc((size_t)job.n, sizeof *job.cpu);
+    if (job.cpu == NULL)
+        die(1, "out of memory");
+    for (int r = 0; r < job.n; r++)
+        job.cpu[r] = cpus[r % ncpu];
+}
+
 static void start_ranks(void)
 {
+    place_ranks();
     job.pid = calloc((size_t)job.n, sizeof *job.pid);
     job.reported = calloc((size_t)job.n, 1);
     if (job.pid == NULL || job.reported == NULL)
