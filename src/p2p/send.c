@@ -130,8 +130,11 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
             memcpy(rec->inl + sizeof *skey, &sz, sizeof sz);
             rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, rec, 8 + 24, 0, comp);
         }
-        if (rc == FMPL_SUCCESS)
+        if (rc == FMPL_SUCCESS) {
+            tl->hint = FMPL_TL_HINT_SPLIT;
             rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, comp);
+            tl->hint = FMPL_TL_HINT_NONE;
+        }
         *status = rc;
         *split = rc == FMPL_SUCCESS;
         if (*split) {

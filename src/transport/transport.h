@@ -99,11 +99,18 @@ unsigned fmpl_tl_slot_ext(int size, int nidx);
 
 /* What the puts that follow are (fmpl_tl_t.hint, set by the layer above
  * around them and cleared after), for a transport that can choose
- * between networks (tca): FMPL_TL_HINT_FACE, contiguous faces of a halo
- * exchange, which go to several peers at once - bandwidth matters more
- * than latency, and two networks carry them side by side (seeds/000
- * 5.2: block faces over InfiniBand, block-stride ones over PEACH2). */
-enum { FMPL_TL_HINT_NONE = 0, FMPL_TL_HINT_FACE = 1 };
+ * between paths:
+ *   FMPL_TL_HINT_FACE   contiguous faces of a halo exchange, which go to
+ *                       several peers at once - bandwidth matters more
+ *                       than latency, and two networks carry them side by
+ *                       side (tca; seeds/000 5.2: block faces over
+ *                       InfiniBand, block-stride ones over PEACH2).
+ *   FMPL_TL_HINT_SPLIT  the sender's part of a split message (p2p.h): the
+ *                       receiver copies the other part meanwhile, so a
+ *                       path that needs its CPU to land the data (shm's
+ *                       FIFO) would wait until it is done, and the two
+ *                       copies would run one after the other. */
+enum { FMPL_TL_HINT_NONE = 0, FMPL_TL_HINT_FACE = 1, FMPL_TL_HINT_SPLIT = 2 };
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:

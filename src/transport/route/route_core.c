@@ -75,7 +75,10 @@ int fmpl_route_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     int op = tl->hint == FMPL_TL_HINT_FACE ? FMPL_ROUTE_FACE : FMPL_ROUTE_PUT;
     fmpl_tl_t *p = put_part(r, peer, op, len);
     fmpl_tl_key_t k;
-    return p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, comp);
+    p->hint = tl->hint;            /* the part chooses its path too */
+    int rc = p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, comp);
+    p->hint = FMPL_TL_HINT_NONE;
+    return rc;
 }
 
 int fmpl_route_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,

@@ -4,7 +4,8 @@
  * The cheapest path that is correct for the target:
  *   - to ourselves, or into a peer's fmpl_alloc_mem memory (mapped here):
  *     one memcpy, no system call;
- *   - into a peer's ordinary memory, large: one process_vm_writev (Linux
+ *   - into a peer's ordinary memory, large (or the sender's part of a
+ *     split, FMPL_TL_HINT_SPLIT): one process_vm_writev (Linux
  *     cross-memory attach), the single copy MPI needs a rendezvous for;
  *   - otherwise (medium, or CMA refused): the pipelined FIFO.
  * A get (remote read) is a memcpy or one process_vm_readv; without CMA it
@@ -38,8 +39,10 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
         return FMPL_ERR_SYSTEM;
     }
 
+    /* (the sender's part of a split goes by CMA at any size: through the
+     * FIFO it would wait for the receiver to read its own part first) */
     fmpl_shm_peer_t *p = &s->peers[peer];
-    if (s->cma && p->cma_ok && len > s->eager && !p->pend) {
+    if (s->cma && p->cma_ok && (len > s->eager || tl->hint == FMPL_TL_HINT_SPLIT) && !p->pend) {
         int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)
             return FMPL_SUCCESS;
