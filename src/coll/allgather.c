@@ -11,8 +11,9 @@
  * pair.  Inside one host over shared memory there is no link for that
  * half to crowd: each member copies n - 1 blocks either way, and the
  * fewer steps win (8 members on 2 cores, 128 KiB each: 490 us doubling
- * against 795 us ring; 4 members, 1 MiB: 682 against 765).  Gather and scatter are linear: the root posts all its receives
- * (or sends) at once and every other member does one message.
+ * against 795 us ring; 4 members, 1 MiB: 682 against 765).  Gather and
+ * scatter are linear: the root posts all its receives (or sends) at once
+ * and every other member does one message.
  */
 #include <string.h>
 
