@@ -142,63 +142,48 @@ static int cacheline_pingpong(double *median, double *best)
     return 0;
 }
 
-/* Called through a volatile pointer so the compiler cannot inline and
- * then drop (or merge) copies whose result it can see is never read. */
-static void *(*volatile copy_fn)(void *, const void *, size_t) = memcpy;
+typedef void *(*copy_t)(void *, const void *, size_t);
 
-static void memcpy_bw(size_t size, double *median, double *best)
+/* process_vm_readv from this process into itself: the kernel's copy
+ * between two processes' memory.  NULL when the kernel refuses it (no
+ * CMA, a ptrace policy), with errno set. */
+static void *cma_copy(void *dst, const void *src, size_t size)
 {
+    struct iovec local = { dst, size }, remote = { (void *)src, size };
+    return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size ? dst : NULL;
+}
+
+/* Bandwidth of `copy` over `size` bytes: 0, or -1 when it failed.  The
+ * copy is called through a volatile pointer so the compiler cannot
+ * inline and then drop (or merge) copies whose result it can see is
+ * never read. */
+static int copy_bw(copy_t copy, const char *name, size_t size, double *median, double *best)
+{
+    copy_t volatile fn = copy;
     char *src = bu_alloc(size), *dst = bu_alloc(size);
     /* 256 MiB per run: 16 copies of 16 MiB, millions of 8-byte ones. */
     long iters = bu_iters(size, 4000000, 256.0 * (1 << 20), 1.0);
     double mbps[RUNS + 1];
-
-    bu_fill(src, size, 1);
-    for (int r = 0; r <= RUNS; r++) {
-        double t0 = bu_now();
-        for (long i = 0; i < iters; i++)
-            copy_fn(dst, src, size);
-        mbps[r] = (double)size * (double)iters / (bu_now() - t0) / 1e6;
-    }
-    if (bu_verify(dst, size, 1) >= 0) {   /* the copies really happened */
-        fprintf(stderr, "floor: memcpy produced wrong data\n");
-        exit(3);
-    }
-    *median = bu_median(mbps + 1, RUNS);   /* run 0 warmed up */
-    *best = bu_max(mbps + 1, RUNS);
-    bu_free(src);
-    bu_free(dst);
-}
-
-/* process_vm_readv from this process into itself, as memcpy_bw; 0 when
- * the kernel refuses it (no CMA, a ptrace policy). */
-static int cma_bw(size_t size, double *median, double *best)
-{
-    char *src = bu_alloc(size), *dst = bu_alloc(size);
-    long iters = bu_iters(size, 4000000, 256.0 * (1 << 20), 1.0);
-    double mbps[RUNS + 1];
     int ok = 1;
 
-    bu_fill(src, size, 2);
+    bu_fill(src, size, 1);
     for (int r = 0; r <= RUNS && ok; r++) {
         double t0 = bu_now();
-        for (long i = 0; i < iters && ok; i++) {
-            struct iovec local = { dst, size }, remote = { src, size };
-            ok = process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)size;
-        }
+        for (long i = 0; i < iters && ok; i++)
+            ok = fn(dst, src, size) != NULL;
         mbps[r] = (double)size * (double)iters / (bu_now() - t0) / 1e6;
     }
-    if (ok && bu_verify(dst, size, 2) >= 0) {
-        fprintf(stderr, "floor: process_vm_readv produced wrong data\n");
+    if (ok && bu_verify(dst, size, 1) >= 0) {   /* the copies really happened */
+        fprintf(stderr, "floor: %s produced wrong data\n", name);
         exit(3);
     }
     if (ok) {
-        *median = bu_median(mbps + 1, RUNS);
+        *median = bu_median(mbps + 1, RUNS);   /* run 0 warmed up */
         *best = bu_max(mbps + 1, RUNS);
     }
     bu_free(src);
     bu_free(dst);
-    return ok;
+    return ok ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -210,8 +195,9 @@ int main(int argc, char **argv)
     if (argc > 1) {
         int help = argc == 2 && !strcmp(argv[1], "-h");
         fprintf(help ? stdout : stderr,
-                "usage: %s\n  the machine without any library: cache-line "
-                "ping-pong between two CPUs, single-core memcpy and\n  cross-memory attach\n", argv[0]);
+                "usage: %s\n  the machine without any library: cache-line ping-pong "
+                "between two CPUs,\n  single-core memcpy and cross-memory attach\n",
+                argv[0]);
         return help ? 0 : 2;
     }
     printf("# Floor: this machine with no library (median and best of %d runs)\n"
@@ -230,11 +216,11 @@ int main(int argc, char **argv)
     fflush(stdout);
     /* Still pinned to cpu_a when that worked: one core copies. */
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
-        memcpy_bw(sizes[i], &med, &best);
+        copy_bw(memcpy, "memcpy", sizes[i], &med, &best);
         printf("%-16s %8zu %15.2f %15.2f  MBps\n", "memcpy", sizes[i], med, best);
         fflush(stdout);
     }
-    if (cma_bw(16 << 20, &med, &best))
+    if (copy_bw(cma_copy, "process_vm_readv", 16 << 20, &med, &best) == 0)
         printf("%-16s %8d %15.2f %15.2f  MBps\n", "cma", 16 << 20, med, best);
     else
         printf("# cma skipped: process_vm_readv refused (%s)\n", strerror(errno));
