@@ -107,6 +107,7 @@ typedef struct fmpl_dcfa_qp {
     uint32_t num;                  /* its number */
     uint32_t handle;               /* split: its handle in the agent's context */
     fmpl_rxe_q_t sq, rq;           /* split: its send and receive queues */
+    fmpl_uv_db_t db;               /* split: its send queue's doorbell */
     uint8_t made;
 } fmpl_dcfa_qp_t;
 

@@ -241,14 +241,36 @@ int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle)
 }
 
 /* A send with no work requests: the kernel then runs the queue pair's
- * requester on what the queue holds (rxe_post_send for a user QP). */
-int fmpl_uv_doorbell(int fd, int via_ioctl, uint32_t qp_handle)
+ * requester on what the queue holds (rxe_post_send for a user QP).  The
+ * command is by_ioctl's for IB_USER_VERBS_CMD_POST_SEND, made once. */
+static void doorbell_build(fmpl_uv_db_t *db, uint32_t qp_handle)
 {
-    struct ib_uverbs_post_send c = { .qp_handle = qp_handle,
-                                     .wqe_size = sizeof(struct ib_uverbs_send_wr) };
-    struct ib_uverbs_post_send_resp r;
-    return fmpl_uv_cmd(fd, via_ioctl, IB_USER_VERBS_CMD_POST_SEND, &c, sizeof c, sizeof c, &r,
-                       sizeof r, sizeof r);
+    memset(db, 0, sizeof *db);
+    db->self = db;
+    db->qp_handle = qp_handle;
+    struct ib_uverbs_post_send *c = (void *)db->cmd;
+    c->qp_handle = qp_handle;
+    c->wqe_size = sizeof(struct ib_uverbs_send_wr);
+    db->which = IB_USER_VERBS_CMD_POST_SEND;
+    struct ib_uverbs_ioctl_hdr *h = (void *)db->io;
+    attr(&h->attrs[0], UVERBS_ATTR_WRITE_CMD, &db->which, sizeof db->which);
+    attr(&h->attrs[1], UVERBS_ATTR_CORE_IN, db->cmd, sizeof db->cmd);
+    attr_out(&h->attrs[2], UVERBS_ATTR_CORE_OUT, &db->resp, sizeof db->resp);
+    h->length = (uint16_t)sizeof db->io;
+    h->object_id = UVERBS_OBJECT_DEVICE;
+    h->method_id = UVERBS_METHOD_INVOKE_WRITE;
+    h->num_attrs = 3;
+    h->driver_id = RDMA_DRIVER_RXE;
+}
+
+int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle)
+{
+    if (db->self != db || db->qp_handle != qp_handle)
+        doorbell_build(db, qp_handle);
+    /* the kernel marks an output it wrote (UVERBS_ATTR_F_VALID_OUTPUT) in
+     * our attribute: clear it, as by_ioctl's fresh one is */
+    ((struct ib_uverbs_ioctl_hdr *)(void *)db->io)->attrs[2].flags = 0;
+    return ioctl(fd, RDMA_VERBS_IOCTL, db->io) == 0 ? 0 : errno;
 }
 
 static void dest_of(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a)
@@ -435,4 +457,10 @@ int fmpl_rxe_poll(fmpl_rxe_q_t *cq, int n, struct ibv_wc *wc)
         atomic_store_explicit(cons(q), c, memory_order_release);
     }
     return got;
+}
+
+int fmpl_rxe_empty(const fmpl_rxe_q_t *cq)
+{
+    return atomic_load_explicit(prod(cq->q), memory_order_relaxed) ==
+           atomic_load_explicit(cons(cq->q), memory_order_relaxed);
 }

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/rdma_user_rxe.h>
 #include <infiniband/verbs.h>
 
@@ -54,8 +55,28 @@ int fmpl_uv_destroy(int fd, uint32_t cmd, uint32_t handle);
 int fmpl_uv_reg_mr(int fd, int via_ioctl, uint32_t pd, void *addr, size_t len, int access,
                    uint32_t *handle, uint32_t *lkey, uint32_t *rkey);
 int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle);
-/* the send queue's doorbell: the kernel works what was queued */
-int fmpl_uv_doorbell(int fd, int via_ioctl, uint32_t qp_handle);
+/* A send queue's doorbell: the command that has the kernel work what was
+ * queued (a post_send with no work requests, through the ioctl, which
+ * the rank may use on the agent's file), built once for its queue pair
+ * and then issued as it is.  A send's user-space path on rxe is mostly
+ * this command and the queue's element; under qemu's emulation every
+ * instruction of it counts (issue 17's note).  The attributes point into
+ * the structure itself, so it is (re)built wherever it finds itself
+ * moved: `self` says where it was built. */
+typedef struct fmpl_uv_db {
+    const struct fmpl_uv_db *self;
+    uint32_t qp_handle;
+    /* the command (struct ib_uverbs_post_send: open-ended, so as bytes) */
+    _Alignas(8) unsigned char cmd[sizeof(struct ib_uverbs_post_send)];
+    struct ib_uverbs_post_send_resp resp;
+    uint64_t which;                /* the write command's number */
+    /* the ioctl: its header, then its three attributes */
+    _Alignas(8) unsigned char io[sizeof(struct ib_uverbs_ioctl_hdr) +
+                                 3 * sizeof(struct ib_uverbs_attr)];
+} fmpl_uv_db_t;
+
+/* Ring it (building it first if it is new or moved): 0 or an errno value */
+int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle);
 
 /* ibv_qp_attr and its mask as the kernel's command (libibverbs's
  * marshalling of ibv_modify_qp) */
@@ -77,5 +98,8 @@ int  fmpl_rxe_post_send(fmpl_rxe_q_t *sq, const struct ibv_send_wr *wr, uint32_t
 int  fmpl_rxe_post_recv(fmpl_rxe_q_t *rq, const struct ibv_recv_wr *wr);
 /* Up to n completions (ibv_wc's layout is the kernel's ib_uverbs_wc) */
 int  fmpl_rxe_poll(fmpl_rxe_q_t *cq, int n, struct ibv_wc *wc);
+/* 1 when the kernel has put no completion in cq that we have not taken:
+ * a look that takes nothing, safe beside a poll in another thread */
+int  fmpl_rxe_empty(const fmpl_rxe_q_t *cq);
 
 #endif

@@ -162,7 +162,7 @@ int fmpl_dcfa_qp_post(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_send_wr *wr
         return ibv_post_send(qp->ib, wr, &bad);
     }
     int e = fmpl_rxe_post_send(&qp->sq, wr, ah ? ah->num : 0);
-    return e ? e : fmpl_uv_doorbell(d->cmd_fd, 1, qp->handle);
+    return e ? e : fmpl_uv_doorbell(d->cmd_fd, &qp->db, qp->handle);
 }
 
 /* A receive on qp's own queue, or with qp NULL on the shared one. */
@@ -358,14 +358,15 @@ void fmpl_dcfa_dev_close(fmpl_dcfa_t *d)
     d->ctx = NULL;
 }
 
-/* Split mode: is the agent still there?  Looked at every 0.2 s at most
- * (the clock read every 256th call; then a poll of its socket: the agent
+/* Split mode: is the agent still there?  Looked at every 0.2 s at most:
+ * the clock read every 16th call (an idle progress comes here only every
+ * 256th time, fmpl_dcfa_progress), then a poll of its socket (the agent
  * writes nothing unasked, so anything to read is its end).  A rank
  * without its agent cannot make queue pairs, and its job cannot end
  * cleanly: it ends the job, naming the agent. */
 void fmpl_dcfa_agent_check(fmpl_dcfa_t *d)
 {
-    if (!d->split || d->agent < 0 || (++d->agent_check & 255) != 0)
+    if (!d->split || d->agent < 0 || (++d->agent_check & 15) != 0)
         return;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
