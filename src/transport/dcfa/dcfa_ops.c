@@ -191,13 +191,14 @@ static int progress_locked(fmpl_dcfa_t *d)
  * is seen without the lock: a waiting rank polls in a loop, and the lock
  * (two atomic operations) with the calls of a poll came to about 130
  * instructions where the look is a dozen (callgrind, in the soft-RoCE
- * test bed, where every instruction is emulated).  Every 256th call
- * takes the lock anyway, for the agent's check (progress_locked). */
+ * test bed, where every instruction is emulated).  Every 16th call
+ * takes the lock anyway, for the agent's check (progress_locked): while
+ * the process computes, only the ticker calls, every millisecond or so. */
 int fmpl_dcfa_progress(fmpl_tl_t *tl)
 {
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     unsigned long calls = fmpl_ticker_note(&d->ticker);
-    if (d->split && (calls & 255) != 0 && fmpl_rxe_empty(&d->rcq))
+    if (d->split && (calls & 15) != 0 && fmpl_rxe_empty(&d->rcq))
         return 0;
     if (pthread_mutex_trylock(&d->lock) != 0)
         return 0;

@@ -359,9 +359,10 @@ void fmpl_dcfa_dev_close(fmpl_dcfa_t *d)
 }
 
 /* Split mode: is the agent still there?  Looked at every 0.2 s at most:
- * the clock read every 16th call (an idle progress comes here only every
- * 256th time, fmpl_dcfa_progress), then a poll of its socket (the agent
- * writes nothing unasked, so anything to read is its end).  A rank
+ * the clock read every 16th call - and an idle progress comes here every
+ * 16th time (fmpl_dcfa_progress), so one progress in 256 reads it,
+ * every 0.26 to 1 s from the ticker alone - then a poll of its socket (the
+ * agent writes nothing unasked, so anything to read is its end).  A rank
  * without its agent cannot make queue pairs, and its job cannot end
  * cleanly: it ends the job, naming the agent. */
 void fmpl_dcfa_agent_check(fmpl_dcfa_t *d)
