@@ -54,32 +54,39 @@ static void attr_out(struct ib_uverbs_attr *a, uint16_t id, void *p, size_t len)
     *a = (struct ib_uverbs_attr){ .attr_id = id, .len = (uint16_t)len, .data = (uintptr_t)p };
 }
 
+/* The ioctl that carries write command `cmd` (UVERBS_METHOD_INVOKE_WRITE),
+ * header and attributes, into buf (FMPL_UV_IOCTL_LEN bytes). */
+static void ioctl_build(void *buf, uint32_t cmd, const void *req, size_t core_req,
+                        size_t req_len, void *resp, size_t core_resp, size_t resp_len)
+{
+    struct ib_uverbs_ioctl_hdr *h = buf;
+    struct ib_uverbs_attr *a = h->attrs;
+    memset(buf, 0, FMPL_UV_IOCTL_LEN);
+    int n = 0;
+    uint64_t which = cmd;
+    attr(&a[n++], UVERBS_ATTR_WRITE_CMD, &which, sizeof which);
+    if (core_req)
+        attr(&a[n++], UVERBS_ATTR_CORE_IN, req, core_req);
+    if (core_resp)
+        attr_out(&a[n++], UVERBS_ATTR_CORE_OUT, resp, core_resp);
+    if (req_len > core_req)
+        attr(&a[n++], UVERBS_ATTR_UHW_IN, (const uint8_t *)req + core_req, req_len - core_req);
+    if (resp_len > core_resp)
+        attr_out(&a[n++], UVERBS_ATTR_UHW_OUT, (uint8_t *)resp + core_resp,
+                 resp_len - core_resp);
+    h->length = (uint16_t)(sizeof *h + (size_t)n * sizeof *a);
+    h->object_id = UVERBS_OBJECT_DEVICE;
+    h->method_id = UVERBS_METHOD_INVOKE_WRITE;
+    h->num_attrs = (uint16_t)n;
+    h->driver_id = RDMA_DRIVER_RXE;
+}
+
 static int by_ioctl(int fd, uint32_t cmd, const void *req, size_t core_req, size_t req_len,
                     void *resp, size_t core_resp, size_t resp_len)
 {
-    struct {
-        struct ib_uverbs_ioctl_hdr h;
-        struct ib_uverbs_attr a[5];
-    } c;
-    memset(&c, 0, sizeof c);
-    int n = 0;
-    uint64_t which = cmd;
-    attr(&c.a[n++], UVERBS_ATTR_WRITE_CMD, &which, sizeof which);
-    if (core_req)
-        attr(&c.a[n++], UVERBS_ATTR_CORE_IN, req, core_req);
-    if (core_resp)
-        attr_out(&c.a[n++], UVERBS_ATTR_CORE_OUT, resp, core_resp);
-    if (req_len > core_req)
-        attr(&c.a[n++], UVERBS_ATTR_UHW_IN, (const uint8_t *)req + core_req, req_len - core_req);
-    if (resp_len > core_resp)
-        attr_out(&c.a[n++], UVERBS_ATTR_UHW_OUT, (uint8_t *)resp + core_resp,
-                 resp_len - core_resp);
-    c.h.length = (uint16_t)(sizeof c.h + (size_t)n * sizeof c.a[0]);
-    c.h.object_id = UVERBS_OBJECT_DEVICE;
-    c.h.method_id = UVERBS_METHOD_INVOKE_WRITE;
-    c.h.num_attrs = (uint16_t)n;
-    c.h.driver_id = RDMA_DRIVER_RXE;
-    return ioctl(fd, RDMA_VERBS_IOCTL, &c) == 0 ? 0 : errno;
+    _Alignas(8) unsigned char c[FMPL_UV_IOCTL_LEN];
+    ioctl_build(c, cmd, req, core_req, req_len, resp, core_resp, resp_len);
+    return ioctl(fd, RDMA_VERBS_IOCTL, c) == 0 ? 0 : errno;
 }
 
 int fmpl_uv_cmd(int fd, int via_ioctl, uint32_t cmd, void *req, size_t core_req,
@@ -242,34 +249,23 @@ int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle)
 
 /* A send with no work requests: the kernel then runs the queue pair's
  * requester on what the queue holds (rxe_post_send for a user QP).  The
- * command is by_ioctl's for IB_USER_VERBS_CMD_POST_SEND, made once. */
-static void doorbell_build(fmpl_uv_db_t *db, uint32_t qp_handle)
-{
-    memset(db, 0, sizeof *db);
-    db->self = db;
-    db->qp_handle = qp_handle;
-    struct ib_uverbs_post_send *c = (void *)db->cmd;
-    c->qp_handle = qp_handle;
-    c->wqe_size = sizeof(struct ib_uverbs_send_wr);
-    db->which = IB_USER_VERBS_CMD_POST_SEND;
-    struct ib_uverbs_ioctl_hdr *h = (void *)db->io;
-    attr(&h->attrs[0], UVERBS_ATTR_WRITE_CMD, &db->which, sizeof db->which);
-    attr(&h->attrs[1], UVERBS_ATTR_CORE_IN, db->cmd, sizeof db->cmd);
-    attr_out(&h->attrs[2], UVERBS_ATTR_CORE_OUT, &db->resp, sizeof db->resp);
-    h->length = (uint16_t)sizeof db->io;
-    h->object_id = UVERBS_OBJECT_DEVICE;
-    h->method_id = UVERBS_METHOD_INVOKE_WRITE;
-    h->num_attrs = 3;
-    h->driver_id = RDMA_DRIVER_RXE;
-}
-
+ * ioctl is by_ioctl's, built once. */
 int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle)
 {
-    if (db->self != db || db->qp_handle != qp_handle)
-        doorbell_build(db, qp_handle);
+    struct ib_uverbs_ioctl_hdr *h = (void *)db->io;
+    if (db->self != db) {
+        memset(db, 0, sizeof *db);
+        db->self = db;
+        struct ib_uverbs_post_send *c = (void *)db->cmd;
+        c->qp_handle = qp_handle;
+        c->wqe_size = sizeof(struct ib_uverbs_send_wr);
+        ioctl_build(db->io, IB_USER_VERBS_CMD_POST_SEND, db->cmd, sizeof db->cmd,
+                    sizeof db->cmd, &db->resp, sizeof db->resp, sizeof db->resp);
+    }
     /* the kernel marks an output it wrote (UVERBS_ATTR_F_VALID_OUTPUT) in
-     * our attribute: clear it, as by_ioctl's fresh one is */
-    ((struct ib_uverbs_ioctl_hdr *)(void *)db->io)->attrs[2].flags = 0;
+     * our attribute: clear it, as a fresh one is */
+    for (int i = 0; i < h->num_attrs; i++)
+        h->attrs[i].flags = 0;
     return ioctl(fd, RDMA_VERBS_IOCTL, db->io) == 0 ? 0 : errno;
 }
 

@@ -55,27 +55,28 @@ int fmpl_uv_destroy(int fd, uint32_t cmd, uint32_t handle);
 int fmpl_uv_reg_mr(int fd, int via_ioctl, uint32_t pd, void *addr, size_t len, int access,
                    uint32_t *handle, uint32_t *lkey, uint32_t *rkey);
 int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle);
+/* Room for an ioctl carrying a write command: its header and up to five
+ * attributes (the command's number, core and driver input and output). */
+#define FMPL_UV_IOCTL_LEN (sizeof(struct ib_uverbs_ioctl_hdr) + 5 * sizeof(struct ib_uverbs_attr))
+
 /* A send queue's doorbell: the command that has the kernel work what was
  * queued (a post_send with no work requests, through the ioctl, which
  * the rank may use on the agent's file), built once for its queue pair
  * and then issued as it is.  A send's user-space path on rxe is mostly
  * this command and the queue's element; under qemu's emulation every
  * instruction of it counts (issue 17's note).  The attributes point into
- * the structure itself, so it is (re)built wherever it finds itself
- * moved: `self` says where it was built. */
+ * the structure itself, so it is built again wherever it finds itself
+ * moved (`self` says where it was built; a new queue pair's is zeroed). */
 typedef struct fmpl_uv_db {
     const struct fmpl_uv_db *self;
-    uint32_t qp_handle;
     /* the command (struct ib_uverbs_post_send: open-ended, so as bytes) */
     _Alignas(8) unsigned char cmd[sizeof(struct ib_uverbs_post_send)];
     struct ib_uverbs_post_send_resp resp;
-    uint64_t which;                /* the write command's number */
-    /* the ioctl: its header, then its three attributes */
-    _Alignas(8) unsigned char io[sizeof(struct ib_uverbs_ioctl_hdr) +
-                                 3 * sizeof(struct ib_uverbs_attr)];
+    _Alignas(8) unsigned char io[FMPL_UV_IOCTL_LEN];
 } fmpl_uv_db_t;
 
-/* Ring it (building it first if it is new or moved): 0 or an errno value */
+/* Ring qp_handle's (building it first if it is new or moved): 0 or an
+ * errno value */
 int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle);
 
 /* ibv_qp_attr and its mask as the kernel's command (libibverbs's
