@@ -148,6 +148,8 @@ static const struct spec progress_specs[] = {
     {"progress", 2, NULL, {NULL}},
     {"progress", 2, NOCMA, {NULL}},
     {"progress", 3, NOCMA, {NULL}},
+    /* a stream (shm.h) to a receiver away from FMPL: finished by CMA */
+    {"progress", 2, "FMPL_VERBOSE=1", {"-N", NULL}},
 };
 
 /* Registrations: more receives in flight than a cache holds, and memory

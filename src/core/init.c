@@ -130,6 +130,10 @@ int fmpl_init(int count)
         release_all();
         return rc;
     }
+    /* The transport may know better than the default where splitting
+     * pays (shm: nowhere, it streams); FMPL_SPLIT_MIN still rules. */
+    if (fmpl_g.tl.split_min && !getenv("FMPL_SPLIT_MIN"))
+        fmpl_g.split_min = fmpl_g.tl.split_min;
     /* A message rides in its record up to what the transport's records
      * hold: 24 bytes in half a line, more where a record may run on into
      * the slot's next lines (p2p.h).  The same on every rank: every rank

@@ -276,6 +276,10 @@ struct fmpl_tl {
      * near group (0 .. ngroups - 1, in order of first appearance). */
     const int *group;
     int ngroups;
+    /* Set by open: the smallest message sender and receiver should copy
+     * half each (p2p.h) unless FMPL_SPLIT_MIN says; 0: FMPL_SPLIT_MIN's
+     * default, UINT64_MAX: never (shm, which streams instead). */
+    uint64_t split_min;
     int hint;                      /* FMPL_TL_HINT_*, set by the layers above */
     /* Set by open when the transport emulates another machine's time. */
     const fmpl_tl_clock_t *clock;

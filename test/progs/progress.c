@@ -2,8 +2,11 @@
  * progress - with FMPL_PROGRESS_THREAD=1 (set here unless already set)
  * data moves while the application does not call FMPL.
  *
- *   progress [-T SECONDS]
+ *   progress [-T SECONDS] [-N]
  *     -T  how long a side stays away from FMPL (default 2)
+ *     -N  no progress thread (FMPL_PROGRESS_THREAD=0), part 2 only: the
+ *         sender must finish alone - on shm its stream through the FIFO
+ *         stalls, and after a moment it writes the rest by CMA (shm.h)
  *
  * Ranks 0 and 1 (others only init and finalize):
  * 1. rank 0 spills a 1 MiB send (rank 1 has not posted yet), then
@@ -50,20 +53,22 @@ static double now(void) { return fmpl_wtime_emulated() ? fmpl_wtime() : prog_now
 int main(int argc, char **argv)
 {
     double away = 2.0;
+    int nothread = 0;
     struct prog_opt opts[] = {
         {'T', OPT_DOUBLE, &away, "seconds away from FMPL (default 2)"},
+        {'N', OPT_FLAG, &nothread, "no progress thread: part 2 only"},
     };
     size_t n1 = 1 << 20, n2 = 8 << 20;
     unsigned char *buf, *spill;
     int ns, np;
 
     prog_name = "progress";
-    prog_parse(argc, argv, opts, 1);
-    setenv("FMPL_PROGRESS_THREAD", "1", 0);
+    prog_parse(argc, argv, opts, 2);
+    setenv("FMPL_PROGRESS_THREAD", nothread ? "0" : "1", !!nothread);
     prog_init("progress", 4);
     buf = prog_xmalloc(n2 + 64);
 
-    if (prog_me == 0 && prog_np > 1) {
+    if (prog_me == 0 && prog_np > 1 && !nothread) {
         spill = prog_xmalloc(2 * n1 + 65536);
         CHECK_RC(fmpl_sendbuff_set(spill, 2 * n1 + 65536, 0), FMPL_SUCCESS);
         pat_fill(buf, n1, 1, 0, MAI);
@@ -78,7 +83,8 @@ int main(int argc, char **argv)
         CHECK(np == 0, "nspool %d", np);
         CHECK_RC(fmpl_sendbuff_set(NULL, 0, 0), FMPL_SUCCESS);
         free(spill);
-
+    }
+    if (prog_me == 0 && prog_np > 1) {
         /* part 2 */
         pat_fill(buf, n2, 2, 0, MAI);
         prog_exchange_poll(NULL, NULL, 0, 1, SYNC_MAI);
@@ -87,12 +93,15 @@ int main(int argc, char **argv)
             CHECK_RC(fmpl_send(buf, n2, 1, MAI), FMPL_SUCCESS);
             dt = now() - t0;
             printf("progress: send of %zu bytes to a sleeping receiver took %.3f s\n", n2, dt);
-            CHECK(dt < away / 2, "send of %zu bytes took %.3f s: the receiver's progress "
-                  "thread did not drain it while the receiver slept %.1f s", n2, dt, away);
+            CHECK(dt < away / 2, "send of %zu bytes took %.3f s: %s while the receiver "
+                  "slept %.1f s", n2, dt, nothread ? "the sender did not finish alone"
+                  : "the receiver's progress thread did not drain it", away);
         }
     } else if (prog_me == 1) {
         fmpl_request_t r;
         double t0, dt;
+        if (nothread)
+            goto part2;
         prog_sleep(0.5);
         memset(buf, 0, n1);
         t0 = now();
@@ -109,7 +118,7 @@ int main(int argc, char **argv)
         PAT_VERIFY(buf, n1, 1, 0, MAI);
         prog_exchange_poll(NULL, NULL, 0, 0, SYNC_MAI);
 
-        /* part 2 */
+    part2:
         memset(&r, 0, sizeof r);
         memset(buf, 0, n2);
         CHECK_RC(fmpl_irecv(buf, n2, 0, MAI, &r), FMPL_SUCCESS);

@@ -9,8 +9,10 @@
  *      error instead of copying 64 KiB through its mapping of the region,
  *      past its end;
  *   2. FIFO chunks to rank 0 that name a line far outside rank 0's
- *      lines, a record longer than a line, a data chunk longer than a
- *      chunk and data for a region of rank 0 at an offset past its end:
+ *      lines, a record longer than a line, data running past the FIFO's
+ *      end, data for a region of rank 0 at an offset past its end, and
+ *      skips (a stream's way back to the FIFO's start) of nothing or past
+ *      the end:
  *      rank 0 drops them all and goes on (a later honest exchange works);
  *   3. a collective signal whose record claims 1 KiB inline (a record
  *      holds 24 bytes; 1 KiB signals go through the eager area): rank 0's
@@ -80,14 +82,16 @@ int main(int argc, char **argv)
         fmpl_shm_fifo_t f = fmpl_shm_fifo(s, 1, 0);
         fmpl_shm_peer_t *p = &s->peers[0];
         uint64_t rec = fmpl_hdr_word(7, FMPL_HDR_POSTED);
-        struct { uint32_t kind, len; uint64_t addr; uint32_t koff; } bad[] = {
-            { FMPL_SHM_CH_NOTIFY, 8, (uint64_t)1 << 40, 0 },      /* a line far away */
-            { FMPL_SHM_CH_NOTIFY, 8, (uint64_t)-1, 0 },           /* before the lines */
-            { FMPL_SHM_CH_NOTIFY, 32, IDX, 48 },                  /* past the line's end */
-            { FMPL_SHM_CH_NOTIFY, 4096, IDX, 0 },                 /* longer than a record */
-            { FMPL_SHM_CH_DATA, 1u << 30, 0, 0 },                 /* longer than a chunk */
-            { FMPL_SHM_CH_DATA, 64, 4096 - 8, FMPL_SHM_KEY_ALLOC }, /* past rank 0's region */
-            { 77, 8, 0, 0 },                                      /* no such kind */
+        struct { uint32_t kind, len; uint64_t addr; uint32_t koff, kid; } bad[] = {
+            { FMPL_SHM_CH_NOTIFY, 8, (uint64_t)1 << 40, 0, 1 },   /* a line far away */
+            { FMPL_SHM_CH_NOTIFY, 8, (uint64_t)-1, 0, 1 },        /* before the lines */
+            { FMPL_SHM_CH_NOTIFY, 32, IDX, 48, 1 },               /* past the line's end */
+            { FMPL_SHM_CH_NOTIFY, 4096, IDX, 0, 1 },              /* longer than a record */
+            { FMPL_SHM_CH_DATA, 1u << 30, 0, 0, 1 },              /* past the FIFO's end */
+            { FMPL_SHM_CH_DATA, 64, 4096 - 8, FMPL_SHM_KEY_ALLOC, 1 }, /* past rank 0's region */
+            { FMPL_SHM_CH_SKIP, 0, 0, 0, 0 },                     /* a skip of nothing */
+            { FMPL_SHM_CH_SKIP, 0, 0, 0, 1u << 30 },              /* a skip past the end */
+            { 77, 8, 0, 0, 1 },                                   /* no such kind */
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             while (p->produced - atomic_load_explicit(&fmpl_shm_ack(s, 0, 1)->consumed,
@@ -99,7 +103,7 @@ int main(int argc, char **argv)
             d->len = bad[i].len;
             d->addr = bad[i].addr;
             d->key_kind = bad[i].koff;   /* NOTIFY: the offset; DATA: the key's kind */
-            d->key_id = 1;                 /* rank 0's first fmpl_alloc_mem region */
+            d->key_id = bad[i].kid;        /* DATA: rank 0's first fmpl_alloc_mem region */
             memcpy(d->rec, &rec, sizeof rec);
             atomic_store_explicit(&d->seq, p->produced + 1, memory_order_release);
             p->produced++;

@@ -12,11 +12,14 @@
  * When the FIFO is full the rest waits in a per-peer software queue that
  * fmpl_shm_fifo_push() moves on as acknowledgements arrive.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmpl.h"
 #include "core/log.h"
+#include "core/progress.h"
+#include "transport/seg.h"
 #include "transport/shm/shm.h"
 
 static fmpl_shm_fifo_t out_fifo(fmpl_shm_t *s, int peer)
@@ -24,16 +27,21 @@ static fmpl_shm_fifo_t out_fifo(fmpl_shm_t *s, int peer)
     return fmpl_shm_fifo(s, s->tl->rank, peer);
 }
 
-/* room for one more chunk?  Re-read the receiver's ack only when needed. */
-static int has_room(fmpl_shm_t *s, int peer)
+/* Room for `want` more chunks with at most `limit` in flight?  Re-read
+ * the receiver's ack only when needed. */
+static int room_for(fmpl_shm_t *s, int peer, uint64_t want, uint64_t limit)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    uint64_t nchunk = s->layout.fifo_nchunk;
-    if (p->produced - p->acked < nchunk)
+    if (p->produced - p->acked + want <= limit)
         return 1;
     p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
                                     memory_order_acquire);
-    return p->produced - p->acked < nchunk;
+    return p->produced - p->acked + want <= limit;
+}
+
+static int has_room(fmpl_shm_t *s, int peer)
+{
+    return room_for(s, peer, 1, s->layout.fifo_nchunk);
 }
 
 int fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer)
@@ -48,22 +56,55 @@ int fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer)
     return p->produced != p->acked;
 }
 
-static void publish(fmpl_shm_peer_t *p, fmpl_shm_chunk_t *d)
+/* A descriptor and the `span` chunks from it: the receiver looks for the
+ * next one span chunks on (a span never wraps the ring). */
+static void publish(fmpl_shm_peer_t *p, fmpl_shm_chunk_t *d, unsigned span)
 {
     atomic_store_explicit(&d->seq, p->produced + 1, memory_order_release);
-    p->produced++;
+    p->produced += span;
 }
 
-/* Copy as many chunks of [src, src+len) as fit; returns bytes sent. */
+/* Copy as many chunks of [src, src+len) as fit; returns bytes sent.  A
+ * stream (shm.h) goes FMPL_SHM_SPAN chunks to a descriptor and uses the
+ * ring's first FMPL_SHM_STREAM_DEPTH bytes only: from there a SKIP
+ * descriptor sends the receiver back to the start, so the memory the
+ * two cores pass between them stays in their caches. */
 static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
-                        const fmpl_tl_key_t *key, uint64_t roff)
+                        const fmpl_tl_key_t *key, uint64_t roff, int stream)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
     fmpl_shm_fifo_t f = out_fifo(s, peer);
+    uint64_t nchunk = s->layout.fifo_nchunk;
+    /* A stream leaves a few chunks free: a stream that stalls and ends by
+     * CMA (stream_stalled) still needs room behind its data for the
+     * record that completes it, and so may the next few. */
+    uint64_t keep = stream && nchunk >= 8 * FMPL_SHM_SPAN ? FMPL_SHM_SPAN : 0;
     size_t done = 0;
-    while (done < len && has_room(s, peer)) {
-        unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
-        size_t n = len - done < FMPL_SHM_CHUNK ? len - done : FMPL_SHM_CHUNK;
+    while (done < len) {
+        unsigned k = (unsigned)(p->produced % nchunk), span = 1;
+        if (stream && k >= FMPL_SHM_STREAM_DEPTH / FMPL_SHM_CHUNK) {
+            unsigned skip = (unsigned)(nchunk - k);
+            if (!room_for(s, peer, skip + keep, nchunk))
+                break;
+            fmpl_shm_chunk_t *d = &f.desc[k];
+            d->kind = FMPL_SHM_CH_SKIP;
+            d->len = 0;
+            d->key_id = skip;
+            publish(p, d, skip);
+            continue;
+        }
+        if (stream) {
+            size_t need = (len - done + FMPL_SHM_CHUNK - 1) / FMPL_SHM_CHUNK;
+            span = FMPL_SHM_SPAN;
+            if (span > nchunk - k)
+                span = (unsigned)(nchunk - k);
+            if (span > need)
+                span = (unsigned)need;
+        }
+        if (!room_for(s, peer, span + keep, nchunk))
+            break;
+        size_t n = len - done < (size_t)span * FMPL_SHM_CHUNK ? len - done
+                                                              : (size_t)span * FMPL_SHM_CHUNK;
         fmpl_shm_chunk_t *d = &f.desc[k];
         memcpy(fmpl_shm_fifo_chunk(f, k), src + done, n);
         d->kind = FMPL_SHM_CH_DATA;
@@ -71,7 +112,7 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
         d->addr = key->addr + roff + done;
         d->key_kind = key->kind;
         d->key_id = key->id;
-        publish(p, d);
+        publish(p, d, span);
         done += n;
     }
     return done;
@@ -91,7 +132,7 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     d->addr = (uint64_t)idx;
     d->key_kind = off;
     memcpy(len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), rec, len);
-    publish(p, d);
+    publish(p, d, 1);
     return 1;
 }
 
@@ -125,7 +166,7 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
     d->key_kind = (uint32_t)idx;
     d->key_id = FMPL_SHM_DN_WORD(off, reclen);
     memcpy(d->rec, rec, reclen);
-    publish(p, d);
+    publish(p, d, 1);
     return 1;
 }
 
@@ -148,16 +189,17 @@ static int enqueue(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e)
 }
 
 int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
-                      const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                      const fmpl_tl_key_t *key, uint64_t roff, int stream,
+                      fmpl_tl_comp_t *comp)
 {
     size_t done = 0;
     if (!s->peers[peer].pend)
-        done = push_data(s, peer, src, len, key, roff);
+        done = push_data(s, peer, src, len, key, roff, stream);
     if (done == len)
         return FMPL_SUCCESS;
     fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_DATA, .src = (const uint8_t *)src + done,
                           .len = len - done, .key = *key, .roff = roff + done,
-                          .comp = comp };
+                          .comp = comp, .stream = stream };
     int rc = enqueue(s, peer, &e);
     if (rc == FMPL_SUCCESS)
         comp->pending++;
@@ -178,6 +220,39 @@ int fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     return rc;
 }
 
+/* A stream whose receiver has taken nothing for FMPL_SHM_STREAM_PATIENCE
+ * (it computes, or waits elsewhere): write the rest by CMA, as a large
+ * put would without streaming.  The receiver applies what the FIFO holds
+ * and the record queued behind it later; the bytes are disjoint. */
+static void stream_stalled(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e, size_t moved)
+{
+    fmpl_shm_peer_t *p = &s->peers[peer];
+    if (!s->cma || !p->cma_ok || (e->key.kind & 0xff) != FMPL_SHM_KEY_USER)
+        return;
+    double now = fmpl_rtime();
+    if (moved || e->since == 0 || p->acked != e->seen) {
+        e->seen = p->acked;
+        e->since = now;
+        return;
+    }
+    if (now - e->since < FMPL_SHM_STREAM_PATIENCE)
+        return;
+    int rc = fmpl_cma_copy(p->pid, (void *)(uintptr_t)e->src, e->len, e->key.addr + e->roff, 1);
+    if (rc == 0 || rc == -ESRCH) {
+        if (rc) {                  /* gone: the put fails, as a CMA put would */
+            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)p->pid);
+            e->comp->status = FMPL_ERR_PEER;
+        }
+        e->len = 0;
+        return;
+    }
+    /* refused (ptrace policy) or a bad address: the FIFO carries the rest,
+     * and the receiver's drain reports an address it does not know */
+    if (rc != -EFAULT)
+        p->cma_ok = 0;
+    e->stream = 0;
+}
+
 /* Move queued work into the FIFO, in order.  Returns chunks published. */
 int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
 {
@@ -186,10 +261,12 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
     while (p->pend) {
         fmpl_shm_pend_t *e = p->pend;
         if (e->kind == FMPL_SHM_CH_DATA) {
-            size_t n = push_data(s, peer, e->src, e->len, &e->key, e->roff);
+            size_t n = push_data(s, peer, e->src, e->len, &e->key, e->roff, e->stream);
             e->src += n;
             e->len -= n;
             e->roff += n;
+            if (e->len && e->stream)
+                stream_stalled(s, peer, e, n);
             if (e->len)
                 break;
             e->comp->pending--;
@@ -225,8 +302,10 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
          * lines); ordinary memory is named by its address alone, and a
          * rank of the job may write our memory anyway (cross-memory
          * attach, README: isolation) */
-        uint32_t len = d->len, kind = d->kind;
-        if (kind == FMPL_SHM_CH_DATA && len <= FMPL_SHM_CHUNK) {
+        uint32_t len = d->len, kind = d->kind, span = 1;
+        if (kind == FMPL_SHM_CH_DATA && len > FMPL_SHM_CHUNK)
+            span = (len + FMPL_SHM_CHUNK - 1) / FMPL_SHM_CHUNK;   /* a stream's */
+        if (kind == FMPL_SHM_CH_DATA && span <= s->layout.fifo_nchunk - k) {
             fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
             uint8_t *dst = fmpl_shm_key_local(s, &key, 0, len);
             if (dst)
@@ -239,6 +318,9 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
             fmpl_shm_line_write(line, d->key_kind,
                                 len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), len);
+        } else if (kind == FMPL_SHM_CH_SKIP && d->key_id >= 1 &&
+                   d->key_id <= s->layout.fifo_nchunk - k) {
+            span = d->key_id;      /* a stream went back to the ring's start */
         } else if (kind == FMPL_SHM_CH_DATA_NOTIFY && len <= FMPL_SHM_CHUNK &&
                    d->key_kind < (uint32_t)s->layout.nidx && dn_rec_ok(s, d->key_id)) {
             /* the data where the receive said, then its record: the
@@ -250,8 +332,9 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
         } else {
             fmpl_log_err("a malformed FIFO chunk from rank %d dropped (kind %u, %u bytes)",
                          peer, kind, len);
+            span = 1;
         }
-        n++;
+        n += span;
     }
     int got = (int)(n - p->consumed);
     if (got) {

@@ -38,12 +38,20 @@ static int shm_open_(fmpl_tl_t *tl)
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
                                  "bytes above which messages go by cross-memory attach "
                                  "(K, M, G allowed)", &eager);
+    rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", 1,
+                                 "0 (messages above FMPL_SHM_EAGER go by cross-memory "
+                                 "attach) or 1 (they stream through the FIFO while the "
+                                 "ranks have a core each)", &s->stream);
     if (rc != FMPL_SUCCESS) {
         tl->priv = NULL;
         free(s);
         return rc;
     }
     s->eager = (size_t)eager;
+    /* Streamed, a message is faster whole than split (shm.h), and a
+     * split's CMA halves would overtake the stream's FIFO besides. */
+    if (s->stream && !tl->crowded)
+        tl->split_min = UINT64_MAX;
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
@@ -74,9 +82,10 @@ static int shm_open_(fmpl_tl_t *tl)
         shm_close(tl);
         return rc;
     }
-    fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu",
-                  tl->size, tl->nidx, s->seg_len,
-                  !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused", s->eager);
+    fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
+                  "streams %s", tl->size, tl->nidx, s->seg_len,
+                  !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused", s->eager,
+                  !s->stream ? "off" : tl->crowded ? "off (the ranks share cores)" : "on");
     return FMPL_SUCCESS;
 }
 

@@ -4,9 +4,13 @@
  * The cheapest path that is correct for the target:
  *   - to ourselves, or into a peer's fmpl_alloc_mem memory (mapped here):
  *     one memcpy, no system call;
- *   - into a peer's ordinary memory, large (or the sender's part of a
- *     split, FMPL_TL_HINT_SPLIT): one process_vm_writev (Linux
- *     cross-memory attach), the single copy MPI needs a rendezvous for;
+ *   - into a peer's ordinary memory, large, while the ranks have a core
+ *     each: streamed through the FIFO (shm.h: both cores copy, each
+ *     byte once, and the two copies overlap);
+ *   - into a peer's ordinary memory, large on a crowded machine (or the
+ *     sender's part of a split, FMPL_TL_HINT_SPLIT): one
+ *     process_vm_writev (Linux cross-memory attach), the single copy MPI
+ *     needs a rendezvous for, done by the sender alone;
  *   - otherwise (medium, or CMA refused): the pipelined FIFO.
  * A get (remote read) is a memcpy or one process_vm_readv; without CMA it
  * is unsupported and the caller lets the sender write instead.
@@ -42,7 +46,9 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     /* (the sender's part of a split goes by CMA at any size: through the
      * FIFO it would wait for the receiver to read its own part first) */
     fmpl_shm_peer_t *p = &s->peers[peer];
-    if (s->cma && p->cma_ok && (len > s->eager || tl->hint == FMPL_TL_HINT_SPLIT) && !p->pend) {
+    int stream = fmpl_shm_streams(s, len) && tl->hint != FMPL_TL_HINT_SPLIT;
+    if (!stream && s->cma && p->cma_ok && (len > s->eager || tl->hint == FMPL_TL_HINT_SPLIT) &&
+        !p->pend) {
         int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)
             return FMPL_SUCCESS;
@@ -59,7 +65,7 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                       "pipelined path", peer, strerror(-e));
         p->cma_ok = 0;
     }
-    return fmpl_shm_fifo_put(s, peer, src, len, key, roff, comp);
+    return fmpl_shm_fifo_put(s, peer, src, len, key, roff, stream, comp);
 }
 
 /*
@@ -77,7 +83,7 @@ int fmpl_shm_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     fmpl_shm_t *s = fmpl_shm_of(tl);
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (peer != tl->rank && len && (key->kind & 0xff) == FMPL_SHM_KEY_USER &&
-        !(s->cma && p->cma_ok && len > s->eager) &&
+        !(s->cma && p->cma_ok && len > s->eager) && !fmpl_shm_streams(s, len) &&
         fmpl_shm_fifo_put_notify(s, peer, src, len, key->addr + roff, idx, off, rec, reclen))
         return FMPL_SUCCESS;
     return fmpl_tl_put_notify_by_parts(tl, peer, src, len, key, roff, idx, off, rec, reclen,
