@@ -87,6 +87,7 @@
 #define FMPL_SHM_CH_NOTIFY 2
 #define FMPL_SHM_CH_DATA_NOTIFY 3   /* data into user memory, then a record */
 #define FMPL_SHM_CH_SKIP   4   /* no data: the next descriptor is key_id chunks on */
+#define FMPL_SHM_CH_DATA_NT 5  /* DATA of a stream past the caches (shm_copy.c) */
 
 typedef struct fmpl_shm_seg_hdr {
     uint64_t magic;
@@ -149,7 +150,8 @@ typedef struct fmpl_shm_pend {
     fmpl_tl_key_t key;
     uint64_t roff;
     fmpl_tl_comp_t *comp;          /* counts this entry until it leaves */
-    int stream;                    /* DATA: a large put (spans, depth, patience) */
+    int stream;                    /* DATA: a large put (spans, depth, patience);
+                                      2: past the caches (FMPL_SHM_CH_DATA_NT) */
     uint64_t seen;                 /* stream: the receiver's ack when we last looked */
     double since;                  /* stream: ... and when it last moved (0: not yet) */
     int idx; unsigned off, reclen; /* NOTIFY */
@@ -197,6 +199,7 @@ typedef struct fmpl_shm {
     fmpl_shm_peer_t *peers;
     size_t eager;                  /* above this, CMA when allowed */
     int stream;                    /* above eager, stream through the FIFO (shm.h) */
+    size_t nt_min;                 /* streams from this size: FMPL_SHM_CH_DATA_NT */
     int cma;                       /* CMA allowed by configuration */
     int npend;                     /* peers with pending FIFO work */
     fmpl_shm_alloc_t *allocs;
@@ -246,6 +249,10 @@ static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 {
     return (fmpl_shm_ack_t *)(s->peers[owner].base + s->layout.acks_off) + sender;
 }
+
+/* shm_copy.c */
+size_t fmpl_shm_llc_bytes(void);
+void   fmpl_shm_copy_nt(void *dst, const void *src, size_t n);
 
 /* shm_seg.c */
 int  fmpl_shm_seg_create(fmpl_shm_t *s);

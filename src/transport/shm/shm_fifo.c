@@ -107,7 +107,7 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
                                                               : (size_t)span * FMPL_SHM_CHUNK;
         fmpl_shm_chunk_t *d = &f.desc[k];
         memcpy(fmpl_shm_fifo_chunk(f, k), src + done, n);
-        d->kind = FMPL_SHM_CH_DATA;
+        d->kind = stream == 2 ? FMPL_SHM_CH_DATA_NT : FMPL_SHM_CH_DATA;
         d->len = (uint32_t)n;
         d->addr = key->addr + roff + done;
         d->key_kind = key->kind;
@@ -303,12 +303,15 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
          * rank of the job may write our memory anyway (cross-memory
          * attach, README: isolation) */
         uint32_t len = d->len, kind = d->kind, span = 1;
-        if (kind == FMPL_SHM_CH_DATA && len > FMPL_SHM_CHUNK)
+        int data = kind == FMPL_SHM_CH_DATA || kind == FMPL_SHM_CH_DATA_NT;
+        if (data && len > FMPL_SHM_CHUNK)
             span = (len + FMPL_SHM_CHUNK - 1) / FMPL_SHM_CHUNK;   /* a stream's */
-        if (kind == FMPL_SHM_CH_DATA && span <= s->layout.fifo_nchunk - k) {
+        if (data && span <= s->layout.fifo_nchunk - k) {
             fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
             uint8_t *dst = fmpl_shm_key_local(s, &key, 0, len);
-            if (dst)
+            if (dst && kind == FMPL_SHM_CH_DATA_NT)
+                fmpl_shm_copy_nt(dst, fmpl_shm_fifo_chunk(f, k), len);
+            else if (dst)
                 memcpy(dst, fmpl_shm_fifo_chunk(f, k), len);
             else
                 fmpl_log_err("data from rank %d for an unknown region dropped", peer);

@@ -48,6 +48,7 @@ static int shm_open_(fmpl_tl_t *tl)
         return rc;
     }
     s->eager = (size_t)eager;
+    s->nt_min = fmpl_shm_llc_bytes() / 2;
     /* Streamed, a message is faster whole than split (shm.h), and a
      * split's CMA halves would overtake the stream's FIFO besides. */
     if (s->stream && !tl->crowded)
@@ -83,9 +84,12 @@ static int shm_open_(fmpl_tl_t *tl)
         return rc;
     }
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
-                  "streams %s", tl->size, tl->nidx, s->seg_len,
-                  !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused", s->eager,
-                  !s->stream ? "off" : tl->crowded ? "off (the ranks share cores)" : "on");
+                  "streams %s, copied out past the caches from %zu bytes (0: never)",
+                  tl->size, tl->nidx,
+                  s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
+                  s->eager,
+                  !s->stream ? "off" : tl->crowded ? "off (the ranks share cores)" : "on",
+                  s->nt_min);
     return FMPL_SUCCESS;
 }
 
