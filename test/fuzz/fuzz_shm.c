@@ -6,8 +6,8 @@
  * and gets.
  *
  * A job of two in one process: we are rank 0 and run the transport's
- * real code (fmpl_shm_fifo_drain, fmpl_shm_put, fmpl_shm_put_strided,
- * fmpl_shm_get); rank 1's segment and its fmpl_alloc_mem region (as if
+ * real code (fmpl_shm_fifo_drain, fmpl_shm_put - streamed or not -,
+ * fmpl_shm_put_strided, fmpl_shm_get); rank 1's segment and its fmpl_alloc_mem region (as if
  * mapped here) are heap blocks of exactly their size that the fuzzer
  * writes.  Our own segment and region are heap blocks of exactly their
  * size too, and every source and destination buffer has exactly the
@@ -131,7 +131,7 @@ static void peer_chunk(void)
         if (byte() & 1)
             d->len = (byte() | (byte() & 15u) << 8) % (FMPL_SHM_REC_MAX + 9);
     }
-    if (d->kind == FMPL_SHM_CH_DATA) {
+    if (d->kind == FMPL_SHM_CH_DATA || d->kind == FMPL_SHM_CH_DATA_NT) {
         /* ordinary memory is a bare address (see above): our region instead */
         if ((d->key_kind & 0xff) != FMPL_SHM_KEY_ALLOC)
             d->key_kind = FMPL_SHM_KEY_ALLOC;
@@ -181,6 +181,7 @@ static void our_put(int strided)
     uint64_t roff = amount();
     fmpl_tl_comp_t comp = { 0 };
     if (!strided) {
+        s.stream = byte() & 1;     /* through the FIFO in spans, or chunk by chunk */
         size_t len = (size_t)(amount() % (MAXLEN + 1));
         uint8_t *src = malloc(len ? len : 1);
         memset(src, 0x44, len);

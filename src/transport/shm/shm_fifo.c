@@ -302,10 +302,11 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
          * lines); ordinary memory is named by its address alone, and a
          * rank of the job may write our memory anyway (cross-memory
          * attach, README: isolation) */
-        uint32_t len = d->len, kind = d->kind, span = 1;
+        uint32_t len = d->len, kind = d->kind;
+        uint64_t span = 1;         /* (64 bits: a forged length must not wrap it to 0) */
         int data = kind == FMPL_SHM_CH_DATA || kind == FMPL_SHM_CH_DATA_NT;
         if (data && len > FMPL_SHM_CHUNK)
-            span = (len + FMPL_SHM_CHUNK - 1) / FMPL_SHM_CHUNK;   /* a stream's */
+            span = ((uint64_t)len + FMPL_SHM_CHUNK - 1) / FMPL_SHM_CHUNK;   /* a stream's */
         if (data && span <= s->layout.fifo_nchunk - k) {
             fmpl_tl_key_t key = { .addr = d->addr, .kind = d->key_kind, .id = d->key_id };
             uint8_t *dst = fmpl_shm_key_local(s, &key, 0, len);
