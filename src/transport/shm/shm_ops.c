@@ -36,8 +36,8 @@ static int shm_open_(fmpl_tl_t *tl)
     uint64_t eager;
     int rc = fmpl_env_bool("FMPL_SHM_CMA", 1, "0 (no cross-memory attach) or 1", &s->cma);
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
-                                 "bytes above which messages go by cross-memory attach "
-                                 "(K, M, G allowed)", &eager);
+                                 "bytes above which messages stream (FMPL_SHM_STREAM) or "
+                                 "go by cross-memory attach (K, M, G allowed)", &eager);
     rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", 1,
                                  "0 (messages above FMPL_SHM_EAGER go by cross-memory "
                                  "attach) or 1 (they stream through the FIFO while the "
