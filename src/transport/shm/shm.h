@@ -23,7 +23,9 @@
  *
  * Data paths of a put, chosen per call (fmpl_shm_put):
  *   self or fmpl_alloc_mem target  one memcpy into the target (mapped)
- *   user memory, large, CMA on     one process_vm_writev into the peer
+ *   user memory, large             streamed through our FIFO (below) while
+ *                                  the ranks have a core each; else, CMA
+ *                                  on, one process_vm_writev into the peer
  *   user memory otherwise          pipelined through our FIFO to that peer;
  *                                  the receiver's progress copies it out
  * The FIFO also carries notifications that must stay behind FIFO data,
