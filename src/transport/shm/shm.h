@@ -61,10 +61,15 @@
  * the other reads it.  On a 2-vCPU EPYC VM (bench/bw, 16 MiB,
  * medians of 12 interleaved runs) the FIFO of 2 MiB in 8 KiB chunks
  * streamed 12.4 GB/s, a split by CMA (both sides' process_vm_*) 15.9,
- * the same FIFO kept 512 KiB ahead 18.8, and in 32 KiB spans 22.3.
+ * the FIFO cut to 512 KiB 18.8; a build with 32 KiB chunks and a 512 KiB
+ * FIFO streamed 22.3 (6 runs), and the spans here 1.21-1.28x the split.
  * A receiver that computes instead of draining would hold the sender
  * up: after FMPL_SHM_STREAM_PATIENCE without room the sender writes the
  * rest by CMA itself (shm_fifo.c). */
+/* how a put's data goes through the FIFO (fmpl_shm_pend_t.stream) */
+enum { FMPL_SHM_STREAM_NO = 0,     /* chunk by chunk, the whole ring */
+       FMPL_SHM_STREAM_YES = 1,    /* a stream: spans, depth, patience */
+       FMPL_SHM_STREAM_NT = 2 };   /* ... past the caches (FMPL_SHM_CH_DATA_NT) */
 #define FMPL_SHM_SPAN            4
 #define FMPL_SHM_STREAM_DEPTH    (512u * 1024)
 #define FMPL_SHM_STREAM_PATIENCE 50e-6
@@ -152,8 +157,7 @@ typedef struct fmpl_shm_pend {
     fmpl_tl_key_t key;
     uint64_t roff;
     fmpl_tl_comp_t *comp;          /* counts this entry until it leaves */
-    int stream;                    /* DATA: a large put (spans, depth, patience);
-                                      2: past the caches (FMPL_SHM_CH_DATA_NT) */
+    int stream;                    /* DATA: FMPL_SHM_STREAM_* */
     uint64_t seen;                 /* stream: the receiver's ack when we last looked */
     double since;                  /* stream: ... and when it last moved (0: not yet) */
     int idx; unsigned off, reclen; /* NOTIFY */
@@ -214,12 +218,18 @@ typedef struct fmpl_shm {
 
 static inline fmpl_shm_t *fmpl_shm_of(fmpl_tl_t *tl) { return (fmpl_shm_t *)tl->priv; }
 
-/* Does a put of len bytes into a peer's ordinary memory stream (shm.h)?
- * Not where ranks share cores: a stream needs both of them running at
- * once, where a CMA copy needs the sender alone. */
+/* Do large puts stream (shm.h)?  Not where ranks share cores: a stream
+ * needs both of them running at once, where a CMA copy needs the sender
+ * alone. */
+static inline int fmpl_shm_streaming(const fmpl_shm_t *s)
+{
+    return s->stream && !s->tl->crowded;
+}
+
+/* Does a put of len bytes into a peer's ordinary memory stream? */
 static inline int fmpl_shm_streams(const fmpl_shm_t *s, size_t len)
 {
-    return s->stream && len > s->eager && !s->tl->crowded;
+    return fmpl_shm_streaming(s) && len > s->eager;
 }
 
 /* Is rank r ours to serve, so that we map its segment?  Every rank is,

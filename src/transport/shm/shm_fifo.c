@@ -107,7 +107,7 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
                                                               : (size_t)span * FMPL_SHM_CHUNK;
         fmpl_shm_chunk_t *d = &f.desc[k];
         memcpy(fmpl_shm_fifo_chunk(f, k), src + done, n);
-        d->kind = stream == 2 ? FMPL_SHM_CH_DATA_NT : FMPL_SHM_CH_DATA;
+        d->kind = stream == FMPL_SHM_STREAM_NT ? FMPL_SHM_CH_DATA_NT : FMPL_SHM_CH_DATA;
         d->len = (uint32_t)n;
         d->addr = key->addr + roff + done;
         d->key_kind = key->kind;

@@ -51,7 +51,7 @@ static int shm_open_(fmpl_tl_t *tl)
     s->nt_min = fmpl_shm_llc_bytes() / 2;
     /* Streamed, a message is faster whole than split (shm.h), and a
      * split's CMA halves would overtake the stream's FIFO besides. */
-    if (s->stream && !tl->crowded)
+    if (fmpl_shm_streaming(s))
         tl->split_min = UINT64_MAX;
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
@@ -88,7 +88,7 @@ static int shm_open_(fmpl_tl_t *tl)
                   tl->size, tl->nidx,
                   s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
                   s->eager,
-                  !s->stream ? "off" : tl->crowded ? "off (the ranks share cores)" : "on",
+                  fmpl_shm_streaming(s) ? "on" : s->stream ? "off (the ranks share cores)" : "off",
                   s->nt_min);
     return FMPL_SUCCESS;
 }

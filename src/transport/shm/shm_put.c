@@ -46,9 +46,10 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     /* (the sender's part of a split goes by CMA at any size: through the
      * FIFO it would wait for the receiver to read its own part first) */
     fmpl_shm_peer_t *p = &s->peers[peer];
-    int stream = fmpl_shm_streams(s, len) && tl->hint != FMPL_TL_HINT_SPLIT;
-    if (stream && s->nt_min && len >= s->nt_min)
-        stream = 2;                /* past the caches (shm_copy.c) */
+    int stream = !fmpl_shm_streams(s, len) || tl->hint == FMPL_TL_HINT_SPLIT
+                     ? FMPL_SHM_STREAM_NO
+                 : s->nt_min && len >= s->nt_min ? FMPL_SHM_STREAM_NT   /* shm_copy.c */
+                                                 : FMPL_SHM_STREAM_YES;
     if (!stream && s->cma && p->cma_ok && (len > s->eager || tl->hint == FMPL_TL_HINT_SPLIT) &&
         !p->pend) {
         int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
