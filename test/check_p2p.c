@@ -47,6 +47,9 @@ static const struct spec pingpong_specs[] = {
     /* large messages by CMA and split, not streamed (shm.h) */
     {"pingpong", 2, "FMPL_SHM_STREAM=0", {"-m", "8M", NULL}},
     {"pingpong", 3, "FMPL_SHM_STREAM=0", {"-m", "2M", "-i", NULL}},
+    /* the mailbox lines through the transport's calls, not loads and stores
+     * (transport.h: fmpl_tl_direct_t) */
+    {"pingpong", 2, "FMPL_SHM_DIRECT=0", {"-m", "256K", "-i", NULL}},
     {"pingpong", 2, "FMPL_PROGRESS_THREAD=1", {"-m", "16M", NULL}},
     {"pingpong", 2, "FMPL_PROGRESS_THREAD=1 " NOCMA, {"-m", "4M", "-i", NULL}},
     {"pingpong", 1, NULL, {"-m", "1M", NULL}},
@@ -70,6 +73,7 @@ static const struct spec random_specs[] = {
     {"random", 4, "FMPL_PROGRESS_THREAD=1", {"-s", "9", NULL}},
     {"random", 4, "FMPL_SHM_EAGER=4096", {"-s", "10", NULL}},
     {"random", 3, "FMPL_SHM_STREAM=0", {"-s", "17", "-M", "300K", NULL}},
+    {"random", 3, "FMPL_SHM_DIRECT=0", {"-s", "18", "-M", "100K", NULL}},
     {"random", 2, NULL, {"-s", "11", "-I", "4", "-k", "8", "-R", "30", "-M", "64K", NULL}},
     {"random", 1, NULL, {"-s", "12", NULL}},
     {"random", 3, NULL, {"-s", "13", "-I", "200000", "-k", "40", NULL}},

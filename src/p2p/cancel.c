@@ -114,9 +114,9 @@ static int cancel_cas(fmpl_request_t *req)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     if (!(req->flags & FMPL_RF_DONE) &&
-        tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
-                          fmpl_hdr_word(req->seq, FMPL_HDR_POSTED_C),
-                          fmpl_hdr_word(req->seq, FMPL_HDR_CANCELLED), NULL) == FMPL_SUCCESS) {
+        fmpl_tl_mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
+                         fmpl_hdr_word(req->seq, FMPL_HDR_POSTED_C),
+                         fmpl_hdr_word(req->seq, FMPL_HDR_CANCELLED), NULL) == FMPL_SUCCESS) {
         fmpl_p2p_recv_withdraw(req);
         return FMPL_SUCCESS;
     }

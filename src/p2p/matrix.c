@@ -233,8 +233,8 @@ static int announced_try(mx_op_t *o, volatile uint8_t *line, uint64_t w)
             return 1;
         }
         if (state == FMPL_HDR_POSTED || state == FMPL_HDR_POSTED_M) {
-            if (tl->ops->mbox_cas(tl, o->peer, o->idx, FMPL_HDR_OFF, 0, w,
-                                  fmpl_hdr_word(o->seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
+            if (fmpl_tl_mbox_cas(tl, o->peer, o->idx, FMPL_HDR_OFF, 0, w,
+                                 fmpl_hdr_word(o->seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
                 return 0;          /* the receiver was first: look again */
             o->posted_m = state == FMPL_HDR_POSTED_M;
         } else if (state == FMPL_HDR_READ_FAIL) {
@@ -559,8 +559,8 @@ static int try_pull(void *a, const fmpl_mshape_t *s, int peer, int idx, int aux,
     memcpy(&ann, (const void *)(al + off), sizeof ann);
     if (ann.size != (nbytes(s) | fmpl_mshape_tag(s) << FMPL_HDR_SIZE_BITS))
         return 0;                  /* the sender will report the mismatch */
-    if (tl->ops->mbox_cas(tl, peer, idx, FMPL_HDR_OFF, 1, fmpl_hdr_word(seq, posted),
-                          fmpl_hdr_word(seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
+    if (fmpl_tl_mbox_cas(tl, peer, idx, FMPL_HDR_OFF, 1, fmpl_hdr_word(seq, posted),
+                         fmpl_hdr_word(seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
         return 0;                  /* the sender claimed it: it writes */
     int rc = pull_data(a, s, peer, &ann.key);
     uint64_t ans = fmpl_hdr_word(seq, rc == FMPL_SUCCESS ? FMPL_HDR_READ_DONE

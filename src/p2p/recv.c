@@ -195,9 +195,9 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
             fmpl_tl_t *tl = &fmpl_g.tl;
             unsigned mine = req->flags & FMPL_RF_BLOCKING ? FMPL_HDR_POSTED : FMPL_HDR_CLAIMED;
             req->flags |= FMPL_RF_GOT;
-            if (tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
-                                  fmpl_hdr_word(req->seq, mine),
-                                  fmpl_hdr_word(req->seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
+            if (fmpl_tl_mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 1,
+                                 fmpl_hdr_word(req->seq, mine),
+                                 fmpl_hdr_word(req->seq, FMPL_HDR_READING), NULL) != FMPL_SUCCESS)
                 return 0;
             uint64_t a = fmpl_split_point(sz);
             int rc = fmpl_tl_get(tl, req->peer, (uint8_t *)req->buf + a, sz - a,

@@ -63,6 +63,88 @@ static unsigned inline_rec(fmpl_data_rec_x_t *x, uint32_t seq, unsigned flags,
 }
 
 /*
+ * The direct path (transport.h, fmpl_tl_direct_t): a message its record
+ * carries, to a receive already posted or early, written with stores into
+ * our line for the peer - what fmpl_p2p_issue below does for it, without
+ * the layers around it: request, pending list, the record built on the
+ * stack and copied again.  An 8-byte fmpl_isend took 389 instructions
+ * through them and takes 244 here (callgrind).  This and the direct
+ * wrappers together: bench/bw -s 8 streams 1.88x as fast, bench/latency
+ * -s 8 takes 0.73x the time (6 and 8 interleaved runs against the build
+ * before them).  Returns 1 when the record is written (*status:
+ * FMPL_SUCCESS, or FMPL_ERR_TRUNCATE for a receive too small), 0 when
+ * the general path must decide (nothing was done).
+ */
+static inline int send_direct(int dst, int mai, uint32_t seq, const void *buf, size_t size,
+                              int *status)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    const fmpl_tl_direct_t *d = fmpl_tl_direct(tl, dst);
+    if (!d || d->queued || size > fmpl_g.inline_max)
+        return 0;                  /* (queued: the record must follow FIFO data) */
+    size_t at = (size_t)mai * tl->direct_slot;
+    volatile uint8_t *in = d->in + at;
+    uint64_t w = fmpl_line_word(in, FMPL_HDR_OFF);
+    unsigned flags = FMPL_DFLAG_INLINE;
+    uint64_t room = size;
+    if ((uint32_t)(w >> 32) == seq) {
+        unsigned state = (unsigned)(w & 0xff);
+        if ((state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C) ||
+            size > fmpl_p2p_inline_room(state == FMPL_HDR_POSTED))
+            return 0;
+        if (state == FMPL_HDR_POSTED_C) {
+            /* claim it first (p2p.h); its size is final only then */
+            uint64_t e = w;
+            if (!atomic_compare_exchange_strong_explicit(
+                    (_Atomic uint64_t *)(void *)(in + FMPL_HDR_OFF), &e,
+                    fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), memory_order_acq_rel,
+                    memory_order_acquire))
+                return 0;
+        }
+        fmpl_trace_mark(FMPL_TR_SEND_HDR);
+        room = ((const fmpl_hdr_rec_t *)(const void *)(in + FMPL_HDR_OFF))->size &
+               FMPL_HDR_SIZE_MASK;
+    } else if (fmpl_p2p_early_ok(dst, mai, seq, size, 0)) {
+        flags |= FMPL_DFLAG_EARLY;
+    } else {
+        return 0;
+    }
+    /* the record: as inline_rec and fmpl_p2p_add_ack build it, in place
+     * (the peer reads it only after the word below) */
+    uint8_t *rec = d->out + at + FMPL_DATA_OFF;
+    uint32_t done = fmpl_slot(dst, mai)->recv_done;
+    uint64_t word;
+    if (size > room) {
+        uint64_t sz = size;
+        memcpy(rec + 8, &sz, sizeof sz);
+        word = fmpl_data_word(seq, FMPL_DST_TRUNCATE, 0, 0);
+        flags = 0;
+        *status = FMPL_ERR_TRUNCATE;
+    } else {
+        if (size <= FMPL_ACK_OFF || fmpl_g.inline_max <= FMPL_INLINE_MAX) {
+            if (size)
+                memcpy(rec + 8, buf, size);
+        } else {
+            memcpy(rec + FMPL_EXT_OFF, buf, size);
+            flags |= FMPL_DFLAG_EXT;
+        }
+        word = fmpl_data_word(seq, FMPL_DST_OK, 0, (unsigned)size);
+        *status = FMPL_SUCCESS;
+    }
+    /* the acknowledgement wherever the record's own bytes leave it room */
+    int ack_room = !(flags & FMPL_DFLAG_INLINE) || (flags & FMPL_DFLAG_EXT) ||
+                   size <= FMPL_ACK_OFF;
+    if (done && ack_room) {
+        memcpy(rec + 8 + FMPL_ACK_OFF, &done, sizeof done);
+        flags |= FMPL_DFLAG_ACK;
+    }
+    atomic_store_explicit((_Atomic uint64_t *)(void *)rec, word | (uint64_t)flags << 8,
+                          memory_order_release);
+    fmpl_slot(dst, mai)->send_issued = seq;
+    return 1;
+}
+
+/*
  * Match send `seq` to `dst` on `mai` with its receive header and deliver.
  * Returns 0 while the receive is not posted (and the message may not go
  * early), 1 once the data and the completion record are written or queued
@@ -76,6 +158,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                    fmpl_tl_comp_t *comp, int *status, int *split, fmpl_tl_key_t *skey)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
+    if (send_direct(dst, mai, seq, buf, size, status))
+        return 1;
     volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
     uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
     fmpl_data_rec_x_t rx;
@@ -98,8 +182,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     }
     if (state == FMPL_HDR_POSTED_C && (tl->caps & FMPL_TL_CAP_CAS)) {
         /* a cancellable receive: claim it first, or lose to the cancel */
-        if (tl->ops->mbox_cas(tl, dst, mai, FMPL_HDR_OFF, 0, w,
-                              fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
+        if (fmpl_tl_mbox_cas(tl, dst, mai, FMPL_HDR_OFF, 0, w,
+                             fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
             return 0;
     } else if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C) {
         return 0;                  /* cancelled: wait for the repost */
@@ -254,8 +338,8 @@ static int split_done(fmpl_request_t *req)
         if (*t == 0)
             *t = fmpl_wtime();
         if (fmpl_wtime() - *t < FMPL_SPLIT_PATIENCE ||
-            tl->ops->mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 0, w,
-                              fmpl_hdr_word(req->seq, FMPL_HDR_READ_FAIL), NULL) != FMPL_SUCCESS)
+            fmpl_tl_mbox_cas(tl, req->peer, req->mai, FMPL_HDR_OFF, 0, w,
+                             fmpl_hdr_word(req->seq, FMPL_HDR_READ_FAIL), NULL) != FMPL_SUCCESS)
             return 0;
         state = FMPL_HDR_READ_FAIL;
     }
@@ -347,6 +431,14 @@ int fmpl_send(const void *buf, size_t size, int dst, int mai)
     fmpl_trace_mark(FMPL_TR_SEND_CALL);
     fmpl_enter();
     fmpl_trace_mark(FMPL_TR_SEND_READY);
+    fmpl_slot_t *sl = fmpl_slot(dst, mai);
+    uint32_t seq = fmpl_seq_next(sl->send_seq);
+    if (!sl->send_busy && send_direct(dst, mai, seq, buf, size, &rc)) {
+        sl->send_seq = seq;
+        fmpl_trace_mark(FMPL_TR_SEND_END);
+        fmpl_leave();
+        return rc;
+    }
     rc = fmpl_p2p_send_start(&req, buf, size, dst, mai);
     if (rc == FMPL_SUCCESS) {
         rc = fmpl_p2p_send_wait(&req);
@@ -365,6 +457,20 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *r
     if (!req)
         return FMPL_ERR_ARG;
     fmpl_enter();
+    fmpl_slot_t *sl = fmpl_slot(dst, mai);
+    uint32_t seq = fmpl_seq_next(sl->send_seq);
+    int st;
+    if (!sl->send_busy && send_direct(dst, mai, seq, buf, size, &st)) {
+        /* complete already; the index is busy until the wait */
+        sl->send_busy = 1;
+        sl->send_seq = seq;
+        *req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = dst, .mai = mai,
+                                 .status = st, .seq = seq,
+                                 .flags = FMPL_RF_ISSUED | FMPL_RF_DONE,
+                                 .buf = (void *)buf, .size = size };
+        fmpl_leave();
+        return FMPL_SUCCESS;
+    }
     rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
     if (rc == FMPL_SUCCESS)
         fmpl_p2p_send_queue(req);

@@ -175,6 +175,10 @@ typedef struct fmpl_shm_peer {
     fmpl_shm_pend_t *pend, *pend_tail;
     /* its FIFO to us */
     uint64_t consumed;
+    /* the sequence word of the descriptor after them (NULL: not known
+     * yet): progress looks at it alone, without the ring's arithmetic
+     * (a division), to see that nothing came */
+    const _Atomic uint64_t *next;
 } fmpl_shm_peer_t;
 
 /* A peer's fmpl_alloc_mem region mapped here (small cache). */
@@ -203,6 +207,10 @@ typedef struct fmpl_shm {
     size_t seg_len;
     fmpl_shm_seg_hdr_t layout;     /* same for every rank */
     fmpl_shm_peer_t *peers;
+    /* [size]: our lines as plain memory for the layers above (transport.h),
+     * tl->direct unless FMPL_SHM_DIRECT=0; `queued` while the FIFO to the
+     * peer is not empty (fmpl_shm_fifo_busy) */
+    fmpl_tl_direct_t *direct;
     size_t eager;                  /* above this, CMA when allowed */
     int stream;                    /* above eager, stream through the FIFO (shm.h) */
     size_t nt_min;                 /* streams from this size: FMPL_SHM_CH_DATA_NT */
@@ -298,7 +306,6 @@ int  fmpl_shm_fifo_push(fmpl_shm_t *s, int peer);
 int  fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer);
 
 /* shm_mbox.c */
-void fmpl_shm_line_write(uint8_t *line, unsigned off, const void *rec, unsigned len);
 volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                      const void *rec, unsigned len, unsigned flags, fmpl_tl_comp_t *comp);

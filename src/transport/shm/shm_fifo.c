@@ -49,19 +49,23 @@ int fmpl_shm_fifo_busy(fmpl_shm_t *s, int peer)
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (p->pend)
         return 1;
-    if (p->produced == p->acked)
-        return 0;
-    p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
-                                    memory_order_acquire);
-    return p->produced != p->acked;
+    if (p->produced != p->acked)
+        p->acked = atomic_load_explicit(&fmpl_shm_ack(s, peer, s->tl->rank)->consumed,
+                                        memory_order_acquire);
+    if (p->produced != p->acked)
+        return 1;
+    s->direct[peer].queued = 0;    /* records may go straight to the line again */
+    return 0;
 }
 
 /* A descriptor and the `span` chunks from it: the receiver looks for the
  * next one span chunks on (a span never wraps the ring). */
-static void publish(fmpl_shm_peer_t *p, fmpl_shm_chunk_t *d, unsigned span)
+static void publish(fmpl_shm_t *s, int peer, fmpl_shm_chunk_t *d, unsigned span)
 {
+    fmpl_shm_peer_t *p = &s->peers[peer];
     atomic_store_explicit(&d->seq, p->produced + 1, memory_order_release);
     p->produced += span;
+    s->direct[peer].queued = 1;    /* ordered records now follow it here */
 }
 
 /* Copy as many chunks of [src, src+len) as fit; returns bytes sent.  A
@@ -90,7 +94,7 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
             d->kind = FMPL_SHM_CH_SKIP;
             d->len = 0;
             d->key_id = skip;
-            publish(p, d, skip);
+            publish(s, peer, d, skip);
             continue;
         }
         if (stream) {
@@ -112,7 +116,7 @@ static size_t push_data(fmpl_shm_t *s, int peer, const uint8_t *src, size_t len,
         d->addr = key->addr + roff + done;
         d->key_kind = key->kind;
         d->key_id = key->id;
-        publish(p, d, span);
+        publish(s, peer, d, span);
         done += n;
     }
     return done;
@@ -132,7 +136,7 @@ static int push_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
     d->addr = (uint64_t)idx;
     d->key_kind = off;
     memcpy(len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), rec, len);
-    publish(p, d, 1);
+    publish(s, peer, d, 1);
     return 1;
 }
 
@@ -166,7 +170,7 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
     d->key_kind = (uint32_t)idx;
     d->key_id = FMPL_SHM_DN_WORD(off, reclen);
     memcpy(d->rec, rec, reclen);
-    publish(p, d, 1);
+    publish(s, peer, d, 1);
     return 1;
 }
 
@@ -178,6 +182,7 @@ static int enqueue(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e)
         return FMPL_ERR_NOMEM;
     *n = *e;
     n->next = NULL;
+    s->direct[peer].queued = 1;
     if (p->pend_tail)
         p->pend_tail->next = n;
     else {
@@ -320,7 +325,7 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
                    len >= 8 && len <= FMPL_SHM_REC_MAX && d->key_kind % 8 == 0 &&
                    d->key_kind <= s->layout.slot - len) {
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->addr);
-            fmpl_shm_line_write(line, d->key_kind,
+            fmpl_tl_line_write(line, d->key_kind,
                                 len <= sizeof d->rec ? d->rec : fmpl_shm_fifo_chunk(f, k), len);
         } else if (kind == FMPL_SHM_CH_SKIP && d->key_id >= 1 &&
                    d->key_id <= s->layout.fifo_nchunk - k) {
@@ -331,7 +336,7 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
              * reader of the line sees the data (the copy is ours) */
             memcpy((void *)(uintptr_t)d->addr, fmpl_shm_fifo_chunk(f, k), len);
             uint8_t *line = fmpl_shm_line(s, peer, s->tl->rank, (int)d->key_kind);
-            fmpl_shm_line_write(line, FMPL_SHM_DN_OFF(d->key_id), d->rec,
+            fmpl_tl_line_write(line, FMPL_SHM_DN_OFF(d->key_id), d->rec,
                                 FMPL_SHM_DN_LEN(d->key_id));
         } else {
             fmpl_log_err("a malformed FIFO chunk from rank %d dropped (kind %u, %u bytes)",
@@ -341,6 +346,7 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
         n += span;
     }
     int got = (int)(n - p->consumed);
+    p->next = &f.desc[n % s->layout.fifo_nchunk].seq;
     if (got) {
         p->consumed = n;
         atomic_store_explicit(&fmpl_shm_ack(s, s->tl->rank, peer)->consumed, n,

@@ -12,16 +12,6 @@
 #include "fmpl.h"
 #include "transport/shm/shm.h"
 
-void fmpl_shm_line_write(uint8_t *line, unsigned off, const void *rec, unsigned len)
-{
-    const uint8_t *r = rec;
-    if (len > 8)
-        memcpy(line + off + 8, r + 8, len - 8);
-    uint64_t word;
-    memcpy(&word, r, 8);
-    atomic_store_explicit((_Atomic uint64_t *)(line + off), word, memory_order_release);
-}
-
 volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
@@ -39,7 +29,7 @@ int fmpl_shm_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
     if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && peer != tl->rank &&
         fmpl_shm_fifo_busy(s, peer))
         return fmpl_shm_fifo_notify(s, peer, idx, off, rec, len, comp);
-    fmpl_shm_line_write(fmpl_shm_line(s, tl->rank, peer, idx), off, rec, len);
+    fmpl_tl_line_write(fmpl_shm_line(s, tl->rank, peer, idx), off, rec, len);
     return FMPL_SUCCESS;
 }
 

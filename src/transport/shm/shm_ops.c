@@ -34,7 +34,12 @@ static int shm_open_(fmpl_tl_t *tl)
     tl->ngroups = tl->nhosts;
 
     uint64_t eager;
+    int direct;
     int rc = fmpl_env_bool("FMPL_SHM_CMA", 1, "0 (no cross-memory attach) or 1", &s->cma);
+    rc = rc ? rc : fmpl_env_bool("FMPL_SHM_DIRECT", 1,
+                                 "0 (the layers above reach the mailbox lines through "
+                                 "the transport's calls) or 1 (with loads and stores)",
+                                 &direct);
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
                                  "bytes above which messages stream (FMPL_SHM_STREAM) or "
                                  "go by cross-memory attach (K, M, G allowed)", &eager);
@@ -60,7 +65,8 @@ static int shm_open_(fmpl_tl_t *tl)
 
     s->peers = calloc((size_t)tl->size, sizeof *s->peers);
     s->hb_count = calloc((size_t)tl->size, sizeof *s->hb_count);
-    if (!s->peers || !s->hb_count) {
+    s->direct = calloc((size_t)tl->size, sizeof *s->direct);
+    if (!s->peers || !s->hb_count || !s->direct) {
         shm_close(tl);
         return FMPL_ERR_NOMEM;
     }
@@ -82,6 +88,15 @@ static int shm_open_(fmpl_tl_t *tl)
     if (rc != FMPL_SUCCESS) {
         shm_close(tl);
         return rc;
+    }
+    for (int r = 0; r < tl->size; r++)
+        if (s->peers[r].base) {
+            s->direct[r].in = fmpl_shm_line(s, r, tl->rank, 0);
+            s->direct[r].out = fmpl_shm_line(s, tl->rank, r, 0);
+        }
+    if (direct) {
+        tl->direct = s->direct;
+        tl->direct_slot = s->layout.slot;
     }
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
                   "streams %s, copied out past the caches from %zu bytes (0: never)",
@@ -109,6 +124,8 @@ static void shm_close(fmpl_tl_t *tl)
     fmpl_shm_seg_destroy(s);
     free(s->peers);
     free(s->hb_count);
+    free(s->direct);
+    tl->direct = NULL;
     free(s);
     tl->priv = NULL;
 }
@@ -121,9 +138,13 @@ static int shm_progress(fmpl_tl_t *tl)
         for (int r = 0; r < tl->size; r++)
             if (s->peers[r].pend)
                 n += fmpl_shm_fifo_push(s, r);
-    for (int r = 0; r < tl->size; r++)
-        if (r != tl->rank && s->peers[r].base)
+    for (int r = 0; r < tl->size; r++) {
+        fmpl_shm_peer_t *p = &s->peers[r];
+        if (r != tl->rank && p->base &&
+            (!p->next ||
+             atomic_load_explicit(p->next, memory_order_relaxed) == p->consumed + 1))
             n += fmpl_shm_fifo_drain(s, r);
+    }
     return n;
 }
 
