@@ -130,7 +130,7 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     if (req->flags & FMPL_RF_DONE)
         return 1;
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, req->peer, req->mai);
-    if (req->size > FMPL_ACK_OFF && req->size <= fmpl_g.inline_max &&
+    if (req->size > FMPL_ACK_OFF && req->size <= FMPL_EXT_PREFETCH &&
         fmpl_g.inline_max > FMPL_INLINE_MAX) {
         /* A message in the record's extension (p2p.h) is read after its
          * word: a second cache miss, one transfer after the first.  Asked
@@ -139,7 +139,9 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
          * 0.33-0.34 with, as 8 B; medians of 5 interleaved runs).  Not
          * for a receive too large for the record: its message comes
          * another way (4 KiB one-way: 0.39 us, and 0.42 when its polls
-         * asked for 2 KiB of extension each). */
+         * asked for 2 KiB of extension each).  Nor above
+         * FMPL_EXT_PREFETCH: the lines we hold the sender must take back
+         * before it writes them, which costs more than it saves. */
         const volatile uint8_t *x = line + FMPL_DATA_OFF + FMPL_EXT_OFF;
         for (size_t o = 0; o < req->size; o += 64)
             __builtin_prefetch((const void *)(x + o));
