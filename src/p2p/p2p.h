@@ -117,25 +117,11 @@ static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(u
 /* the most bytes a record's extension carries (the length has 16 bits) */
 #define FMPL_EXT_MAX      2048
 #define FMPL_EXT_OFF      32   /* where the extension starts in the record */
-/* Above this, a message rides in the extension only to a blocking receive
- * (or early): a stream of irecvs is faster through the transport's other
- * path (shm streaming, bench/bw: 512 B 2.6 against 2.0 GB/s, 2 KiB 4.3
- * against 3.0), a receiver that waits is faster served in the record
- * (one-way 512 B 0.54 against 0.37 us, 2 KiB 0.76 against 0.70). */
-#define FMPL_EXT_STREAM   256
 /* The largest receive whose polls prefetch the record's extension
  * (recv.c).  bench/latency one-way, against prefetching it all (6
  * interleaved runs each): 1 KiB 0.80x, 2 KiB 0.66x the time without;
  * 128 B and 512 B 1.2x without. */
 #define FMPL_EXT_PREFETCH 512
-/* the largest message that surely comes in its record to a receive:
- * such a receive need not register its buffer */
-static inline size_t fmpl_p2p_inline_room(int blocking)
-{
-    return blocking || fmpl_g.inline_max <= FMPL_EXT_STREAM ? fmpl_g.inline_max
-                                                            : FMPL_EXT_STREAM;
-}
-
 typedef struct fmpl_hdr_rec {
     uint64_t word;
     uint64_t size;

@@ -33,7 +33,7 @@ static int post_header(fmpl_request_t *req)
     fmpl_tl_t *tl = &fmpl_g.tl;
     fmpl_hdr_rec_t h = { .size = req->size };
     /* messages that fit the data record never need the buffer's key */
-    int reg = req->size > fmpl_p2p_inline_room(!!(req->flags & FMPL_RF_BLOCKING));
+    int reg = req->size > fmpl_g.inline_max;
     if (reg) {
         int rc = fmpl_tl_mem_reg(tl, req->buf, req->size, &h.key);
         if (rc != FMPL_SUCCESS)

@@ -89,8 +89,7 @@ static inline int send_direct(int dst, int mai, uint32_t seq, const void *buf, s
     uint64_t room = size;
     if ((uint32_t)(w >> 32) == seq) {
         unsigned state = (unsigned)(w & 0xff);
-        if ((state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C) ||
-            size > fmpl_p2p_inline_room(state == FMPL_HDR_POSTED))
+        if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C)
             return 0;
         if (state == FMPL_HDR_POSTED_C) {
             /* claim it first (p2p.h); its size is final only then */
@@ -232,7 +231,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         rec->word = fmpl_data_word(seq, FMPL_DST_ERROR, 0, 0);
         memcpy(rec->inl, &e, sizeof e);
         reclen += sizeof e;
-    } else if (size <= fmpl_p2p_inline_room(state == FMPL_HDR_POSTED)) {
+    } else if (size <= fmpl_g.inline_max) {
         /* (the receiver registered its buffer above that room: recv.c) */
         reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE, buf, size);
         *status = FMPL_SUCCESS;

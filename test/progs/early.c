@@ -44,8 +44,7 @@ static int peer;
 static int long_early;             /* -L */
 
 /* one message of `size` bytes from `from` to the other rank on EI; every
- * third one (by seed) to an irecv, which the record's extension serves
- * only up to 256 bytes (p2p.h: FMPL_EXT_STREAM) */
+ * third one (by seed) to an irecv */
 #define RMAX 2304                  /* the receives' room */
 static void one_way(int from, size_t size, uint64_t seed)
 {
