@@ -58,6 +58,9 @@ static const struct spec ops_specs[] = {
     {"coll_ops", 8, NULL, {"-M", "8M", "-B", "-c", "w", NULL}},
     {"coll_ops", 4, NOCMA, {"-M", "4M", "-B", "-c", "s", NULL}},
     {"coll_ops", 5, "FMPL_SPLIT_MIN=0", {"-M", "2M", "-B", "-c", "c", NULL}},
+    /* rank 0 shares its CPUs, the others have one each: they must still
+     * choose each collective's algorithm alike */
+    {"coll_ops", 3, "PROG_BIND=1", {"-M", "1M", "-B", "-c", "w", NULL}},
 };
 
 static const struct spec comm_specs[] = {

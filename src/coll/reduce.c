@@ -17,6 +17,15 @@
 
 /* from this size (and count >= n) the reduce-scatter path */
 #define REDUCE_LARGE (128 * 1024)
+/* ... and below this one not where ranks share cores (tl->crowded_any):
+ * there its 2 log2(n) exchanges each wait for the partner's turn on a
+ * core, where the tree's log2(n) sends do not wait at all (their
+ * receives are posted on entry).  bench/reduce on 2 cores, 3 runs, tree
+ * (with whole sends, sendrecv.c) against reduce-scatter: 8 ranks 128 KiB
+ * 78-91 against 173-204 us, 512 KiB 248-416 against 504-608; 4 ranks
+ * 128 KiB 31-43 against 36-67, 512 KiB 138-202 against 176-229; at 1 MiB
+ * neither won. */
+#define REDUCE_LARGE_CROWDED (1024 * 1024)
 
 int fmpl_red_begin(fmpl_comm_t comm, void *buf, int count, fmpl_op_t func, void *work,
                    fmpl_comm_rec_t **c, fmpl_red_t *v)
@@ -163,7 +172,9 @@ int fmpl_coll_reduce(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
 {
     if (c->size == 1 || v->count == 0)
         return FMPL_SUCCESS;
-    if ((size_t)v->count * v->esize >= REDUCE_LARGE && v->count >= c->size)
+    size_t bytes = (size_t)v->count * v->esize;
+    if (bytes >= (fmpl_g.tl.crowded_any ? REDUCE_LARGE_CROWDED : REDUCE_LARGE) &&
+        v->count >= c->size)
         return rs_gather(c, v, root);
     return tree(c, v, root);
 }

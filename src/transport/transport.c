@@ -105,6 +105,43 @@ typedef struct host_card {
     char names[HOST_MAX + 64];
 } host_card_t;
 
+/* Is any rank crowded (as learn_hosts judges its own case below), from
+ * every rank's CPUs and machine number: the same answer on every rank.
+ * Ranks sorted by machine, so that only ranks of one machine meet. */
+static const int *sort_mach;
+static int by_machine(const void *a, const void *b)
+{
+    int x = sort_mach[*(const int *)a], y = sort_mach[*(const int *)b];
+    return x < y ? -1 : x > y;
+}
+static int any_crowded(int size, const cpu_set_t *cpus, const int *mach)
+{
+    int *order = malloc((size_t)size * sizeof *order);
+    if (!order)
+        return 1;                  /* (the cautious answer) */
+    for (int r = 0; r < size; r++)
+        order[r] = r;
+    sort_mach = mach;
+    qsort(order, (size_t)size, sizeof *order, by_machine);
+    int crowded = 0;
+    for (int i = 0, end; i < size && !crowded; i = end) {
+        for (end = i + 1; end < size && mach[order[end]] == mach[order[i]]; end++)
+            ;
+        for (int a = i; a < end && !crowded; a++) {
+            const cpu_set_t *q = &cpus[order[a]];
+            int in = 0;
+            for (int b = i; b < end; b++) {
+                cpu_set_t both;
+                CPU_AND(&both, &cpus[order[b]], q);
+                in += CPU_EQUAL(&both, &cpus[order[b]]);
+            }
+            crowded = in > CPU_COUNT(q);
+        }
+    }
+    free(order);
+    return crowded;
+}
+
 /* host[r] for every rank, numbered in order of first appearance; how many
  * ranks share this machine; and whether they crowd our CPUs: more ranks
  * confined to (a subset of) the CPUs we may use than there are of them -
@@ -123,6 +160,7 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
     tl->nhosts = 1;
     tl->machine_ranks = 1;
     tl->crowded = 0;
+    tl->crowded_any = 0;
     if (tl->size == 1)
         return FMPL_SUCCESS;
     my_host(mine.names, HOST_MAX);
@@ -136,9 +174,17 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
     if (rc != FMPL_SUCCESS)
         return rc;
     names = calloc((size_t)tl->size, sizeof *names);
-    if (!names)
+    cpu_set_t *cpus = calloc((size_t)tl->size, sizeof *cpus);
+    int *mach = calloc((size_t)tl->size, sizeof *mach);
+    char (*machines)[64] = calloc((size_t)tl->size, sizeof *machines);
+    if (!names || !cpus || !mach || !machines) {
+        free(names);
+        free(cpus);
+        free(mach);
+        free(machines);
         return FMPL_ERR_NOMEM;
-    int n = 0, inside = 0;
+    }
+    int n = 0, inside = 0, nmach = 0;
     tl->machine_ranks = 0;
     for (int r = 0; r < tl->size && rc == FMPL_SUCCESS; r++) {
         size_t len = sizeof(host_card_t);
@@ -153,6 +199,20 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
         char *name = card.names;
         name[len - 1] = '\0';
         size_t hl = strnlen(name, len);
+        cpus[r] = card.cpus;
+        if (hl + 1 < len) {
+            /* (a card without a machine is a machine of its own) */
+            char *m = name + hl + 1;
+            m[strnlen(m, sizeof machines[0] - 1)] = '\0';
+            int k = 0;
+            while (k < nmach && strcmp(machines[k], m) != 0)
+                k++;
+            if (k == nmach)
+                memcpy(machines[nmach++], m, strlen(m) + 1);
+            mach[r] = k;
+        } else {
+            mach[r] = -1 - r;
+        }
         if (hl + 1 < len && strcmp(name + hl + 1, machine) == 0) {
             cpu_set_t both;
             CPU_AND(&both, &card.cpus, &mine.cpus);
@@ -173,7 +233,15 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
         fmpl_log_info("%d ranks of this machine share the %d CPUs rank %d may use: "
                       "waits give the core away early", inside, CPU_COUNT(&mine.cpus),
                       tl->rank);
+    if (rc == FMPL_SUCCESS)
+        tl->crowded_any = any_crowded(tl->size, cpus, mach);
+    if (tl->crowded_any && !tl->crowded)
+        fmpl_log_info("rank %d has its CPUs, other ranks share theirs: collectives "
+                      "choose as where ranks share cores", tl->rank);
     free(names);
+    free(cpus);
+    free(mach);
+    free(machines);
     return rc;
 }
 

@@ -285,6 +285,9 @@ struct fmpl_tl {
     /* ranks of this machine confined to the CPUs we may use outnumber
      * them: waits must give the core away (core/progress.c) */
     int crowded;
+    /* ... some rank's are, the same on every rank: what choices every
+     * rank must make alike (a collective's algorithm) ask */
+    int crowded_any;
     /* Set by the route transport for its shm part: serve only the peers
      * with host[peer] == host[rank] and leave the others alone. */
     int host_only;

@@ -19,6 +19,12 @@
  * attach to the worker (a seccomp filter: process_vm_readv/writev fail
  * with EPERM, as under Yama's ptrace_scope 2 or a container profile),
  * which as root it would otherwise always allow.
+ *
+ * PROG_BIND=1 binds every rank but rank 0 to one CPU before fmpl_init
+ * (rank r to the (r-1)-th CPU it may use, round robin), rank 0 keeping
+ * them all: with more ranks than CPUs, rank 0 finds its CPUs crowded and
+ * the others each find theirs free - ranks that judge the machine
+ * differently must still choose alike (transport.h: crowded_any).
  */
 #ifndef FMPL_TEST_PROG_H
 #define FMPL_TEST_PROG_H
@@ -411,10 +417,35 @@ static PROG_UNUSED void prog_deny_cma(void)
           "PROG_DENY_CMA: cannot install the seccomp filter: %s", strerror(errno));
 }
 
+static void prog_bind(void)
+{
+    const char *bind = getenv("PROG_BIND"), *rank = getenv("FMPL_RANK");
+    if (!bind || strcmp(bind, "1") != 0 || !rank || atoi(rank) == 0)
+        return;
+    /* (the system calls themselves: the glibc macros would need
+     * _GNU_SOURCE before every program's first include) */
+    enum { W = 8 * sizeof(unsigned long), NW = 16 };
+    unsigned long all[NW] = { 0 }, one[NW] = { 0 };
+    if (syscall(SYS_sched_getaffinity, 0, sizeof all, all) <= 0)
+        prog_fail(__FILE__, __LINE__, "PROG_BIND: sched_getaffinity: %s", strerror(errno));
+    int ncpu = 0;
+    for (int c = 0; c < NW * (int)W; c++)
+        ncpu += (all[c / W] >> (c % W)) & 1;
+    int k = (atoi(rank) - 1) % ncpu, c = -1;
+    while (k >= 0) {
+        c++;
+        k -= (int)((all[c / W] >> (c % W)) & 1);
+    }
+    one[c / W] = 1UL << (c % W);
+    if (syscall(SYS_sched_setaffinity, 0, sizeof one, one) != 0)
+        prog_fail(__FILE__, __LINE__, "PROG_BIND: sched_setaffinity: %s", strerror(errno));
+}
+
 static PROG_UNUSED void prog_init(const char *name, int nidx)
 {
     prog_name = name;
     setvbuf(stdout, NULL, _IOLBF, 0);
+    prog_bind();
     const char *deny = getenv("PROG_DENY_CMA");
     if (deny && *deny && strcmp(deny, "0") != 0) {
         prog_deny_cma();
