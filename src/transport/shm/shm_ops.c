@@ -16,6 +16,14 @@
 
 /* Default switch from the FIFO to CMA; bench/latency measures the cross-over. */
 #define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
+/* ... where ranks share cores (tl->crowded, no streams): there the
+ * FIFO's two copies (memcpy, 30 GB/s here) cost less core time than
+ * CMA's one (8-9 GB/s), and the cores are what is short.  bench/compare
+ * -n 8 (8 ranks on 2 cores, 5 runs) with 256 KiB against 64 KiB, FMPL /
+ * Open MPI: reduce 128 KiB 0.71 against 1.04, bcast 32 KiB-1 MiB
+ * 0.74-0.95 against 0.91-1.25; -n 4 reduce 256 KiB 0.47 against 0.80; two
+ * ranks of eight ping-ponging 128-256 KiB alike. */
+#define FMPL_SHM_EAGER_CROWDED (256 * 1024)
 
 static void shm_close(fmpl_tl_t *tl);
 
@@ -40,7 +48,9 @@ static int shm_open_(fmpl_tl_t *tl)
                                  "0 (the layers above reach the mailbox lines through "
                                  "the transport's calls) or 1 (with loads and stores)",
                                  &direct);
-    rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
+    rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER",
+                                 tl->crowded ? FMPL_SHM_EAGER_CROWDED : FMPL_SHM_EAGER_DEFAULT,
+                                 0, SIZE_MAX,
                                  "bytes above which messages stream (FMPL_SHM_STREAM) or "
                                  "go by cross-memory attach (K, M, G allowed)", &eager);
     rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", 1,
