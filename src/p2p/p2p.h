@@ -61,6 +61,12 @@
  * receiver's FMPL_ERR_TRUNCATE or FMPL_ERR_SHAPE with its buffer
  * untouched; the sender, which has returned, sees FMPL_SUCCESS (fmpl.h).
  *
+ * Direct lines.  Where the transport's mailbox lines are plain memory here
+ * (shm: transport.h, fmpl_tl_direct_t), fmpl_send and fmpl_isend write a
+ * message that fits its record straight into the line when its receive is
+ * posted or it may go early (send.c: send_direct): no request, no call
+ * into the transport.  The protocol is the same; only the path is short.
+ *
  * Where a notification costs a system call on each side (the kernel's
  * network stack), the header the receiver posts anyway still costs about
  * a quarter of the exchange.  So a blocking receive of a small message

@@ -106,8 +106,9 @@ typedef struct host_card {
 } host_card_t;
 
 /* Is any rank crowded (as learn_hosts judges its own case below), from
- * every rank's CPUs and machine number: the same answer on every rank.
- * Ranks sorted by machine, so that only ranks of one machine meet. */
+ * every rank's CPUs and machine number: the same answer on every rank
+ * (-1: out of memory).  Ranks sorted by machine, so that only ranks of
+ * one machine meet. */
 static const int *sort_mach;
 static int by_machine(const void *a, const void *b)
 {
@@ -118,7 +119,7 @@ static int any_crowded(int size, const cpu_set_t *cpus, const int *mach)
 {
     int *order = malloc((size_t)size * sizeof *order);
     if (!order)
-        return 1;                  /* (the cautious answer) */
+        return -1;                 /* (no guess: every rank must answer alike) */
     for (int r = 0; r < size; r++)
         order[r] = r;
     sort_mach = mach;
@@ -233,8 +234,13 @@ static int learn_hosts(fmpl_tl_t *tl, int **hostp)
         fmpl_log_info("%d ranks of this machine share the %d CPUs rank %d may use: "
                       "waits give the core away early", inside, CPU_COUNT(&mine.cpus),
                       tl->rank);
-    if (rc == FMPL_SUCCESS)
-        tl->crowded_any = any_crowded(tl->size, cpus, mach);
+    if (rc == FMPL_SUCCESS) {
+        int any = any_crowded(tl->size, cpus, mach);
+        if (any < 0)
+            rc = FMPL_ERR_NOMEM;
+        else
+            tl->crowded_any = any;
+    }
     if (tl->crowded_any && !tl->crowded)
         fmpl_log_info("rank %d has its CPUs, other ranks share theirs: collectives "
                       "choose as where ranks share cores", tl->rank);
