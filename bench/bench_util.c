@@ -261,7 +261,7 @@ void bu_print_row(size_t size, int ncols, const double *cols)
 {
     printf("%-10zu", size);
     for (int i = 0; i < ncols; i++)
-        printf(" %14.2f", cols[i]);
+        printf(" %14.3f", cols[i]);
     printf("\n");
     /* Flush per row: a slow sweep shows progress, and a crash keeps the
      * rows already measured. */
