@@ -88,15 +88,12 @@ static int direct_write(const fmpl_tl_direct_t *d, int dst, int mai, uint32_t se
         unsigned state = (unsigned)(w & 0xff);
         if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C)
             return 0;
-        if (state == FMPL_HDR_POSTED_C) {
-            /* claim it first (p2p.h); its size is final only then */
-            uint64_t e = w;
-            if (!atomic_compare_exchange_strong_explicit(
-                    (_Atomic uint64_t *)(void *)(in + FMPL_HDR_OFF), &e,
-                    fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), memory_order_acq_rel,
-                    memory_order_acquire))
-                return 0;
-        }
+        /* a cancellable receive: claim it first (p2p.h); its size is
+         * final only then */
+        if (state == FMPL_HDR_POSTED_C &&
+            fmpl_tl_word_cas(in + FMPL_HDR_OFF, w, fmpl_hdr_word(seq, FMPL_HDR_CLAIMED),
+                             NULL) != FMPL_SUCCESS)
+            return 0;
         fmpl_trace_mark(FMPL_TR_SEND_HDR);
         room = ((const fmpl_hdr_rec_t *)(const void *)(in + FMPL_HDR_OFF))->size &
                FMPL_HDR_SIZE_MASK;
@@ -467,19 +464,21 @@ int fmpl_isend(const void *buf, size_t size, int dst, int mai, fmpl_request_t *r
     if (!req)
         return FMPL_ERR_ARG;
     fmpl_enter();
-    fmpl_slot_t *sl = fmpl_slot(dst, mai);
-    uint32_t seq = fmpl_seq_next(sl->send_seq);
-    int st;
-    if (fmpl_g.tl.direct && !sl->send_busy && send_direct(dst, mai, seq, buf, size, &st)) {
-        /* complete already; the index is busy until the wait */
-        sl->send_busy = 1;
-        sl->send_seq = seq;
-        *req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = dst, .mai = mai,
-                                 .status = st, .seq = seq,
-                                 .flags = FMPL_RF_ISSUED | FMPL_RF_DONE,
-                                 .buf = (void *)buf, .size = size };
-        fmpl_leave();
-        return FMPL_SUCCESS;
+    if (fmpl_g.tl.direct) {
+        fmpl_slot_t *sl = fmpl_slot(dst, mai);
+        uint32_t seq = fmpl_seq_next(sl->send_seq);
+        int st;
+        if (!sl->send_busy && send_direct(dst, mai, seq, buf, size, &st)) {
+            /* complete already; the index is busy until the wait */
+            sl->send_busy = 1;
+            sl->send_seq = seq;
+            *req = (fmpl_request_t){ .kind = FMPL_REQ_SEND, .peer = dst, .mai = mai,
+                                     .status = st, .seq = seq,
+                                     .flags = FMPL_RF_ISSUED | FMPL_RF_DONE,
+                                     .buf = (void *)buf, .size = size };
+            fmpl_leave();
+            return FMPL_SUCCESS;
+        }
     }
     rc = fmpl_p2p_send_start(req, buf, size, dst, mai);
     if (rc == FMPL_SUCCESS)

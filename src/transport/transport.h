@@ -422,6 +422,19 @@ static inline int fmpl_tl_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off,
     }
     return tl->ops->notify(tl, peer, idx, off, rec, len, flags, comp);
 }
+/* CAS on a record word in plain memory (mbox_cas where the line is ours
+ * to touch): FMPL_SUCCESS, or FMPL_ERR_BUSY with what was there in *old */
+static inline int fmpl_tl_word_cas(volatile void *word, uint64_t expect, uint64_t desired,
+                                   uint64_t *old)
+{
+    uint64_t e = expect;
+    int ok = atomic_compare_exchange_strong_explicit(
+        (_Atomic uint64_t *)(uintptr_t)word, &e, desired,
+        memory_order_acq_rel, memory_order_acquire);
+    if (old)
+        *old = e;
+    return ok ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+}
 /* CAS on a record word: outgoing = our line for `peer`, else its line for us */
 static inline int fmpl_tl_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off,
                                    int outgoing, uint64_t expect, uint64_t desired,
@@ -432,13 +445,7 @@ static inline int fmpl_tl_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned of
         return tl->ops->mbox_cas(tl, peer, idx, off, outgoing, expect, desired, old);
     volatile uint8_t *line = (outgoing ? (volatile uint8_t *)d->out : d->in) +
                              (size_t)idx * tl->direct_slot;
-    uint64_t e = expect;
-    int ok = atomic_compare_exchange_strong_explicit(
-        (_Atomic uint64_t *)(void *)(line + off), &e, desired,
-        memory_order_acq_rel, memory_order_acquire);
-    if (old)
-        *old = e;
-    return ok ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+    return fmpl_tl_word_cas(line + off, expect, desired, old);
 }
 static inline int fmpl_tl_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                                      const fmpl_tl_key_t *key, uint64_t roff, int idx,

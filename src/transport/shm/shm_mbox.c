@@ -41,11 +41,5 @@ int fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoi
     fmpl_shm_t *s = fmpl_shm_of(tl);
     uint8_t *line = outgoing ? fmpl_shm_line(s, tl->rank, peer, idx)
                              : fmpl_shm_line(s, peer, tl->rank, idx);
-    uint64_t e = expect;
-    int ok = atomic_compare_exchange_strong_explicit(
-        (_Atomic uint64_t *)(line + off), &e, desired,
-        memory_order_acq_rel, memory_order_acquire);
-    if (old)
-        *old = e;
-    return ok ? FMPL_SUCCESS : FMPL_ERR_BUSY;
+    return fmpl_tl_word_cas(line + off, expect, desired, old);
 }
