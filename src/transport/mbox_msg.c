@@ -36,13 +36,25 @@ void fmpl_mmsg_close(fmpl_mmsg_box_t *b)
     b->mbox = NULL;
 }
 
-size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int rank, int idx,
-                        unsigned off, const void *rec, unsigned len)
+int fmpl_mmsg_notify_hdr(const fmpl_mmsg_box_t *b, fmpl_mmsg_t *h, int rank, int idx,
+                         unsigned off, unsigned len)
 {
     if (len < 8 || len > b->rec_max || off % 8 || off >= FMPL_TL_LINE || off + len > b->slot)
         return 0;
-    m->m = (fmpl_mmsg_t){ .kind = FMPL_MMSG_NOTIFY, .off = (uint8_t)off, .len = (uint16_t)len,
-                          .writer = rank, .idx = (uint32_t)idx };
+    h->kind = FMPL_MMSG_NOTIFY;
+    h->off = (uint8_t)off;
+    h->len = (uint16_t)len;
+    h->writer = rank;
+    h->idx = (uint32_t)idx;
+    h->cookie = 0;
+    return 1;
+}
+
+size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int rank, int idx,
+                        unsigned off, const void *rec, unsigned len)
+{
+    if (!fmpl_mmsg_notify_hdr(b, &m->m, rank, idx, off, len))
+        return 0;
     memcpy(fmpl_mmsg_rec(&m->m), rec, len);
     return FMPL_MMSG_HDR + len;
 }

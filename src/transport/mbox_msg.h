@@ -116,6 +116,11 @@ static inline _Atomic uint64_t *fmpl_mmsg_word(const fmpl_mmsg_box_t *b, int wri
  * forge lies in it to prove that the receiver drops a forgery.) */
 size_t fmpl_mmsg_notify(const fmpl_mmsg_box_t *b, fmpl_mmsg_buf_t *m, int rank, int idx,
                         unsigned off, const void *rec, unsigned len);
+/* The same message's header alone (its first FMPL_MMSG_HDR bytes; the
+ * record follows it on the wire): for a transport that sends the two
+ * from where they are.  1, or 0 as above. */
+int fmpl_mmsg_notify_hdr(const fmpl_mmsg_box_t *b, fmpl_mmsg_t *h, int rank, int idx,
+                         unsigned off, unsigned len);
 
 /* Build the CAS request `rank` sends about its line (idx, off) in a
  * peer's mailbox and mark our CAS pending; returns the length to send. */

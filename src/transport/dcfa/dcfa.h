@@ -31,7 +31,9 @@
  *                transport.h's extension, so a message of up to its
  *                length (2 KiB up to 8 ranks, 256 bytes from 64 on) is
  *                one SEND with its record, early sends included, where it
- *                took a receive header, an RDMA WRITE and the record.
+ *                took a receive header, an RDMA WRITE and the record.  A
+ *                notification's header and record go as two pieces of
+ *                the request's inline data, each from where it is.
  *                Why a SEND and not an RDMA WRITE of the record: the
  *                InfiniBand specification (vol. 1, 9.5, transaction
  *                ordering) has an RC responder execute requests in the
@@ -46,15 +48,20 @@
  *                answered, only in our progress: when the process computes
  *                outside FMPL, or waits in the launcher's fence in
  *                fmpl_finalize, a ticker thread (transport/ticker.h) makes
- *                it.  One recursive lock serialises every entry point with
- *                it (progress only tries it: a caller that finds the lock
- *                taken has nothing to do).
- *   completions  one CQ for sends and receives; every send request is
- *                signalled (its completion frees its slot in the send
- *                queue, its bounce slot or its registration, and counts
- *                down its fmpl_tl_comp_t).  A completion in error names
- *                the verb and the peer, marks the peer failed, and ends
- *                waits on it with FMPL_ERR_PEER.
+ *                it.  One recursive lock (transport/rlock.h) serialises
+ *                every entry point with it (progress only tries it: a
+ *                caller that finds the lock taken has nothing to do).
+ *   completions  one CQ for sends and receives.  A send request that
+ *                holds something - a bounce slot, a registration, an
+ *                fmpl_tl_comp_t to count down - is signalled, and its
+ *                completion releases it; one whose data is inline and
+ *                that nobody waits for goes unsignalled, and every
+ *                FMPL_DCFA_UNSIG-th is signalled to give their places in
+ *                the send queue back (fmpl_dcfa_post_bare).  A completion
+ *                in error names the verb and the peer, marks the peer
+ *                failed, and ends waits on it with FMPL_ERR_PEER.
+ *                Receive buffers go back to the shared queue when
+ *                progress finds the CQ empty (dcfa_ops.c: repost).
  *
  * Keys: fmpl_tl_key_t.addr is the buffer's virtual address (InfiniBand
  * addresses registered memory by it), kind the rkey, id the registration's
@@ -71,6 +78,7 @@
 #include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
+#include "transport/rlock.h"
 #include "transport/ticker.h"
 #include "transport/transport.h"
 
@@ -90,6 +98,19 @@
 #define FMPL_DCFA_RECV_TAG (1ull << 63)
 #define FMPL_DCFA_UD_TAG   (1ull << 62)
 #define FMPL_DCFA_UD_SEND  (1ull << 61)
+/* an unsignalled request (fmpl_dcfa_post_bare): its peer in the low 24
+ * bits, its verb (FMPL_DCFA_BARE_*) in bits 40-47 */
+#define FMPL_DCFA_BARE_TAG (1ull << 60)
+#define FMPL_DCFA_BARE_SEND  0     /* a mailbox record, inline */
+#define FMPL_DCFA_BARE_WRITE 1     /* an RDMA WRITE, inline */
+/* at most this many unsignalled requests in a row to a peer: the next is
+ * signalled, and its completion frees their places in the send queue too
+ * (a quarter of it, so that signalled ones are always in flight when it
+ * fills) */
+#define FMPL_DCFA_UNSIG   (FMPL_DCFA_SQ / 4)
+/* receive buffers taken back but not yet posted again, at most: they go
+ * back while progress finds the completion queue empty (progress_locked) */
+#define FMPL_DCFA_REPOST  64
 
 /* What a rank publishes (modex key "dcfa"). */
 typedef struct fmpl_dcfa_card {
@@ -127,6 +148,7 @@ typedef struct fmpl_dcfa_peer {
     uint8_t ready, have_card;      /* ready: ours connected to it */
     uint8_t probing;               /* a keepalive write in flight (dcfa_ops.c) */
     int sq_used;                   /* our send requests in flight to it */
+    int unsig;                     /* of which unsignalled since the last signalled */
     double probed;                 /* when the last keepalive went */
 } fmpl_dcfa_peer_t;
 
@@ -139,6 +161,8 @@ typedef struct fmpl_dcfa_op {
     int peer;
     const char *verb;              /* for the message when it fails */
     int probe;                     /* a keepalive write */
+    int covers;                    /* unsignalled requests before it that its
+                                      completion completes too */
 } fmpl_dcfa_op_t;
 
 /* A registration: mem_alloc's, a cached one, or one for one use. */
@@ -201,6 +225,7 @@ typedef struct fmpl_dcfa {
     uint8_t *rx;                   /* [FMPL_DCFA_NRECV] receive buffers ... */
     size_t rx_len;                 /* ... of this many bytes each */
     struct ibv_mr *rx_mr;
+    int repost[FMPL_DCFA_REPOST], nrepost;   /* receive buffers to post again */
     uint8_t *bounce;               /* [FMPL_DCFA_NBOUNCE][FMPL_DCFA_BOUNCE] */
     struct ibv_mr *bounce_mr;
     int bounce_free[FMPL_DCFA_NBOUNCE], nbounce_free;
@@ -213,8 +238,7 @@ typedef struct fmpl_dcfa {
     uint64_t clock;
     fmpl_dcfa_rstat_t rstat;
     int failed_peer;               /* a peer a completion reported unreachable */
-    pthread_mutex_t lock;          /* recursive: entry points, progress (tried) */
-    int locked_init;
+    fmpl_rlock_t lock;             /* entry points; progress only tries it */
     fmpl_ticker_t ticker;
 } fmpl_dcfa_t;
 
@@ -235,13 +259,38 @@ int  fmpl_dcfa_qp_create(fmpl_dcfa_t *d, enum ibv_qp_type type, int on_srq,
                          struct ibv_qp_cap *cap, fmpl_dcfa_qp_t *qp);
 int  fmpl_dcfa_qp_modify(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_qp_attr *a, int mask);
 void fmpl_dcfa_qp_destroy(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp);
-int  fmpl_dcfa_qp_post(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_send_wr *wr,
-                       const fmpl_dcfa_ah_t *ah);
 int  fmpl_dcfa_qp_recv(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_recv_wr *wr);
 int  fmpl_dcfa_cq_poll(fmpl_dcfa_t *d, int n, struct ibv_wc *wc);
 int  fmpl_dcfa_ah_create(fmpl_dcfa_t *d, struct ibv_ah_attr *a, fmpl_dcfa_ah_t *ah);
 void fmpl_dcfa_ah_destroy(fmpl_dcfa_t *d, fmpl_dcfa_ah_t *ah);
-void fmpl_dcfa_agent_check(fmpl_dcfa_t *d);
+void fmpl_dcfa_agent_look(fmpl_dcfa_t *d);
+
+/* Post one send request (UD: to `ah`), ringing the doorbell.  In line:
+ * it is on every message's path, and in the test bed's emulation every
+ * call costs (callgrind). */
+static inline int fmpl_dcfa_qp_post(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_send_wr *wr,
+                                    const fmpl_dcfa_ah_t *ah)
+{
+    wr->next = NULL;
+    if (!d->split) {
+        struct ibv_send_wr *bad = NULL;
+        if (ah)
+            wr->wr.ud.ah = ah->ib;
+        return ibv_post_send(qp->ib, wr, &bad);
+    }
+    int e = !ah && wr->opcode == IBV_WR_SEND && wr->send_flags == IBV_SEND_INLINE
+                ? fmpl_rxe_post_inline_send(&qp->sq, wr->wr_id, wr->sg_list, wr->num_sge)
+                : fmpl_rxe_post_send(&qp->sq, wr, ah ? ah->num : 0);
+    return e ? e : fmpl_uv_doorbell(d->cmd_fd, &qp->db, qp->handle);
+}
+
+/* Split mode: is the agent still there?  Looked at in earnest one call
+ * in 16 (fmpl_dcfa_agent_look, dcfa_verbs.c). */
+static inline void fmpl_dcfa_agent_check(fmpl_dcfa_t *d)
+{
+    if (d->split && d->agent >= 0 && (++d->agent_check & 15) == 0)
+        fmpl_dcfa_agent_look(d);
+}
 
 /* dcfa_ops.c */
 /* Open the device as the direct mode does (FMPL_DCFA_DEVICE, _PORT,
@@ -253,6 +302,10 @@ int  fmpl_dcfa_wait(fmpl_dcfa_t *d, volatile int *pending, int peer);
 /* Post `wr` (one request) on `peer`'s queue pair, waiting for room in its
  * send queue; `op` (taken from the free list) is released on failure. */
 int  fmpl_dcfa_post(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, fmpl_dcfa_op_t *op);
+/* Post `wr`, a request that holds nothing once posted (its data inline,
+ * nobody to tell when it is done), unsignalled where it may be: `kind` is
+ * FMPL_DCFA_BARE_SEND or _WRITE, for the message should it fail. */
+int  fmpl_dcfa_post_bare(fmpl_dcfa_t *d, int peer, struct ibv_send_wr *wr, int kind);
 /* A free op (making progress until one is), or NULL when `peer` is gone. */
 fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer);
 void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op);

@@ -146,7 +146,8 @@ static struct ibv_ah_attr address_of(const fmpl_dcfa_t *d, const fmpl_dcfa_card_
 
 static int create_qp(fmpl_dcfa_t *d, int r)
 {
-    struct ibv_qp_cap cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 1,
+    /* two pieces: a notification's header and its record (dcfa_rma.c) */
+    struct ibv_qp_cap cap = { .max_send_wr = FMPL_DCFA_SQ, .max_send_sge = 2,
                               .max_inline_data = sizeof(fmpl_mmsg_t) };
     fmpl_dcfa_qp_t qp;
     int e = fmpl_dcfa_qp_create(d, IBV_QPT_RC, 1, &cap, &qp);

@@ -151,19 +151,6 @@ void fmpl_dcfa_qp_destroy(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp)
 }
 
 /* One work request (wr->next is ignored); an errno value. */
-int fmpl_dcfa_qp_post(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_send_wr *wr,
-                      const fmpl_dcfa_ah_t *ah)
-{
-    wr->next = NULL;
-    if (!d->split) {
-        struct ibv_send_wr *bad = NULL;
-        if (ah)
-            wr->wr.ud.ah = ah->ib;
-        return ibv_post_send(qp->ib, wr, &bad);
-    }
-    int e = fmpl_rxe_post_send(&qp->sq, wr, ah ? ah->num : 0);
-    return e ? e : fmpl_uv_doorbell(d->cmd_fd, &qp->db, qp->handle);
-}
 
 /* A receive on qp's own queue, or with qp NULL on the shared one. */
 int fmpl_dcfa_qp_recv(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_recv_wr *wr)
@@ -359,16 +346,14 @@ void fmpl_dcfa_dev_close(fmpl_dcfa_t *d)
 }
 
 /* Split mode: is the agent still there?  Looked at every 0.2 s at most:
- * the clock read every 16th call - and an idle progress comes here every
+ * the clock read every 16th call (fmpl_dcfa_agent_check) - and an idle progress comes here every
  * 16th time (fmpl_dcfa_progress), so one progress in 256 reads it,
  * every 0.26 to 1 s from the ticker alone - then a poll of its socket (the
  * agent writes nothing unasked, so anything to read is its end).  A rank
  * without its agent cannot make queue pairs, and its job cannot end
  * cleanly: it ends the job, naming the agent. */
-void fmpl_dcfa_agent_check(fmpl_dcfa_t *d)
+void fmpl_dcfa_agent_look(fmpl_dcfa_t *d)
 {
-    if (!d->split || d->agent < 0 || (++d->agent_check & 15) != 0)
-        return;
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
     double now = (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
