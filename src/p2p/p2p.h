@@ -73,7 +73,12 @@
  * whose predecessor came early holds its header back for up to
  * FMPL_EARLY_PATIENCE: the message usually comes first.  A sender that
  * may not go early (no acknowledgement: a one-way stream) waits that long
- * once, and the receiver then posts its headers at once again.
+ * once, and the receiver then posts its headers at once again.  Where a
+ * round trip takes longer than that (the soft-RoCE test bed: 80-100 us),
+ * the header went out just before the message came anyway, on every
+ * exchange; so when a message comes early after its header was posted
+ * late, the patience doubles, up to FMPL_EARLY_PATIENCE_MAX, and when the
+ * sender did wait for a late header it halves (recv.c).
  */
 #ifndef FMPL_P2P_H
 #define FMPL_P2P_H
@@ -97,8 +102,10 @@ enum { FMPL_HDR_POSTED = 1, FMPL_HDR_POSTED_C = 2, FMPL_HDR_CLAIMED = 3,
 #define FMPL_HDR_SIZE_BITS 40
 #define FMPL_HDR_SIZE_MASK ((UINT64_C(1) << FMPL_HDR_SIZE_BITS) - 1)
 #define FMPL_HDR_POSTED_M  8
-/* how long a blocking small receive after an early one holds its header */
-#define FMPL_EARLY_PATIENCE 100e-6
+/* how long a blocking small receive after an early one holds its header:
+ * at first, and at least (recv.c adapts it up to the most) */
+#define FMPL_EARLY_PATIENCE     100e-6
+#define FMPL_EARLY_PATIENCE_MAX 2e-3
 /* how long a split sender waits for an idle receiver to start reading */
 #define FMPL_SPLIT_PATIENCE 20e-6
 enum { FMPL_DST_OK = 0, FMPL_DST_TRUNCATE = 1, FMPL_DST_ERROR = 2, FMPL_DST_SPLIT = 3,
@@ -217,6 +224,7 @@ enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
 #define FMPL_RF_REG    128u     /* holds a registration key (priv[4..5]) */
 #define FMPL_RF_DEFER  256u     /* receive: header held back since priv[3] */
 #define FMPL_RF_WHOLE  512u     /* send: never split (an exchange, sendrecv.c) */
+#define FMPL_RF_LATE  1024u     /* receive: its header held back, then posted */
 
 /* fmpl_p2p_recv_start's `how` */
 #define FMPL_RS_BLOCKING 1u     /* not cancellable */

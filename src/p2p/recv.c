@@ -11,6 +11,9 @@
 /* active irecvs large enough to be split (see p2p.h) */
 static fmpl_request_t *watched;
 
+/* how long a deferred header waits for its early message (p2p.h) */
+static double patience = FMPL_EARLY_PATIENCE;
+
 int fmpl_p2p_recv_watched(void) { return watched != NULL; }
 void fmpl_p2p_recv_forget(void) { watched = NULL; }
 
@@ -149,9 +152,10 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     uint64_t w = fmpl_line_word(line, FMPL_DATA_OFF);
     if (!fmpl_data_is(w, req->seq)) {
         if ((req->flags & FMPL_RF_DEFER) && (++*fmpl_req_polls(req) & 63) == 0 &&
-            fmpl_wtime() - *fmpl_req_t_split(req) >= FMPL_EARLY_PATIENCE) {
+            fmpl_wtime() - *fmpl_req_t_split(req) >= patience) {
             /* the message did not come early: ask for it */
             req->flags &= ~FMPL_RF_DEFER;
+            req->flags |= FMPL_RF_LATE;
             fmpl_slot(req->peer, req->mai)->recv_early = 0;
             int rc = post_header(req);
             if (rc != FMPL_SUCCESS) {
@@ -221,6 +225,14 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
     }
     }
     req->flags |= FMPL_RF_DONE;   /* the index stays busy until the wait */
+    if (req->flags & FMPL_RF_LATE) {
+        /* came early anyway: we gave up too soon; else it waited for us */
+        if (w & (FMPL_DFLAG_EARLY << 8))
+            patience = patience * 2 < FMPL_EARLY_PATIENCE_MAX ? patience * 2
+                                                              : FMPL_EARLY_PATIENCE_MAX;
+        else
+            patience = patience / 2 > FMPL_EARLY_PATIENCE ? patience / 2 : FMPL_EARLY_PATIENCE;
+    }
     fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_RECV, req->size);
     fmpl_p2p_rec_taken(req->peer, req->mai, req->seq, w, inl);
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);
