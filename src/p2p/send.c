@@ -158,65 +158,30 @@ static inline int send_direct(int dst, int mai, uint32_t seq, const void *buf, s
 /*
  * The short path on the other transports (no direct lines: dcfa, ofi,
  * route, the emulated fabrics): a blocking send of a message its record
- * carries, to a receive posted (and not cancellable without our consent)
- * or early, as fmpl_p2p_issue below would send it - the same records -
- * without the request, its start, its wait and its try around them.  On
- * dcfa in the soft-RoCE test bed an 8-byte fmpl_send took 870 emulated
- * instructions through them and takes 750 here, the transport's included
- * (callgrind, bench/latency -s 8).  Returns 1 when the record is on its
- * way (*status set), 0 when the general path must decide (nothing done).
+ * carries goes straight to fmpl_p2p_issue below, with a completion of its
+ * own, without the request, its start, its wait and its try around it.
+ * On dcfa in the soft-RoCE test bed an 8-byte fmpl_send took 870 emulated
+ * instructions through them and 750 without (callgrind, bench/latency
+ * -s 8).  Returns 1 when the record is on its way (*status set), 0 when
+ * the general path must wait for the header.
  */
 static int send_short(int dst, int mai, uint32_t seq, const void *buf, size_t size,
                       int *status)
 {
-    fmpl_tl_t *tl = &fmpl_g.tl;
-    volatile uint8_t *line = fmpl_tl_mbox_in(tl, dst, mai);
-    uint64_t w = fmpl_line_word(line, FMPL_HDR_OFF);
-    fmpl_data_rec_x_t rx;
-    unsigned reclen;
-    if ((uint32_t)(w >> 32) == seq) {
-        unsigned state = (unsigned)(w & 0xff);
-        if (state == FMPL_HDR_POSTED_C && (tl->caps & FMPL_TL_CAP_CAS)) {
-            /* claim it first, or lose to the cancel */
-            if (fmpl_tl_mbox_cas(tl, dst, mai, FMPL_HDR_OFF, 0, w,
-                                 fmpl_hdr_word(seq, FMPL_HDR_CLAIMED), NULL) != FMPL_SUCCESS)
-                return 0;
-        } else if (state != FMPL_HDR_POSTED && state != FMPL_HDR_POSTED_C) {
-            return 0;              /* a cancel to answer, or to wait out */
-        }
-        /* (without remote atomics a cancel needs our consent: it is ours) */
-        fmpl_trace_mark(FMPL_TR_SEND_HDR);
-        const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(line + FMPL_HDR_OFF);
-        if (size > (h->size & FMPL_HDR_SIZE_MASK)) {
-            uint64_t sz = size;
-            rx.r.word = fmpl_data_word(seq, FMPL_DST_TRUNCATE, 0, 0);
-            memcpy(rx.r.inl, &sz, sizeof sz);
-            reclen = 8 + sizeof sz;
-            *status = FMPL_ERR_TRUNCATE;
-        } else {
-            reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE, buf, size);
-            *status = FMPL_SUCCESS;
-        }
-    } else if (early_ok(line, dst, mai, seq, size, 0)) {
-        reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY, buf, size);
-        *status = FMPL_SUCCESS;
-    } else {
-        return 0;
-    }
-    reclen = fmpl_p2p_add_ack(&rx.r, reclen, dst, mai);
     /* a record that cannot leave at once counts in `c` (transport.h): the
      * send is complete once it has */
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
-    int rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, &rx.r, reclen, 0, &c);
-    fmpl_slot(dst, mai)->send_issued = seq;
-    if (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(&c)) {
+    if (!fmpl_p2p_issue(dst, mai, seq, buf, size, &c, status, NULL, NULL))
+        return 0;
+    int rc = FMPL_SUCCESS;
+    if (fmpl_tl_comp_pending(&c)) {
         fmpl_wait_t wt;
         fmpl_wait_init(&wt, dst);
         while (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(&c))
             rc = fmpl_progress() ? FMPL_SUCCESS : fmpl_wait_idle(&wt);
-        if (rc == FMPL_SUCCESS)
-            rc = c.status;
     }
+    if (rc == FMPL_SUCCESS)
+        rc = c.status;
     if (rc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = rc;
     return 1;

@@ -6,10 +6,9 @@
  * Why not a recursive pthread mutex: in the soft-RoCE test bed, where
  * every instruction is emulated, glibc's recursive mutex took about 40
  * instructions to lock and 55 to unlock, and dcfa's 8-byte ping-pong
- * takes it twice on each side of every message - about 190 of the
- * roughly 1700 instructions between a completion seen and the answer's
- * doorbell (callgrind, bench/latency -s 8, issue 17's note).  Here a lock
- * or an unlock is a handful: a load, a compare and one atomic.
+ * takes it on each side of every message, in the send and in the
+ * progress that sees the answer (callgrind, bench/latency -s 8).  Here a
+ * lock and its unlock are 22: a load, a compare and one atomic.
  *
  * A waiter spins briefly, then yields the CPU: the holder is another
  * thread of the same process (the ticker's progress, short; or an

@@ -221,8 +221,6 @@ static int progress_locked(fmpl_dcfa_t *d)
     int n = 0;
     fmpl_dcfa_agent_check(d);
     for (;;) {
-        if (d->nrepost == FMPL_DCFA_REPOST)
-            repost(d, FMPL_DCFA_REPOST);
         int got = fmpl_dcfa_cq_poll(d, 16, wc);
         if (got < 0) {
             fmpl_dcfa_error(d, EIO, "ibv_poll_cq", -1);

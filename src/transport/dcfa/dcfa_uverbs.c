@@ -362,6 +362,18 @@ static void *produce_at(struct rxe_queue_buf *q, uint32_t *next)
     return q->data + ((size_t)(p & q->index_mask) << q->log2_elem_size);
 }
 
+/* A send request's fields zeroed, but the union's datagram part (its
+ * address vector, most of the request's bytes) and the inline data: a
+ * queue pair's requests are all of its type, and a datagram's are set by
+ * fmpl_rxe_post_send.  The whole request's memset was 35 of an 8-byte
+ * message's instructions (callgrind, in the test bed's emulation). */
+static void wqe_clear(struct rxe_send_wqe *w)
+{
+    memset(w, 0, offsetof(struct rxe_send_wqe, wr.wr.ud.av));
+    memset(&w->status, 0, offsetof(struct rxe_send_wqe, dma.inline_data) -
+                              offsetof(struct rxe_send_wqe, status));
+}
+
 int fmpl_rxe_post_send(fmpl_rxe_q_t *sq, const struct ibv_send_wr *wr, uint32_t ah_num)
 {
     uint32_t next;
@@ -375,14 +387,7 @@ int fmpl_rxe_post_send(fmpl_rxe_q_t *sq, const struct ibv_send_wr *wr, uint32_t 
     default:
         return EINVAL;             /* nothing else is ever posted */
     }
-    /* zeroed but the union's datagram part (its address vector, most of
-     * the request's bytes): a queue pair's requests are all of its type,
-     * and a datagram's are set below.  Every instruction counts here, in
-     * the test bed's emulation: the whole request's memset and a second
-     * pass over the pieces were 60 of an 8-byte message's (callgrind). */
-    memset(w, 0, offsetof(struct rxe_send_wqe, wr.wr.ud.av));
-    memset(&w->status, 0, offsetof(struct rxe_send_wqe, dma.inline_data) -
-                              offsetof(struct rxe_send_wqe, status));
+    wqe_clear(w);
     w->wr.wr_id = wr->wr_id;
     w->wr.opcode = wr->opcode;
     w->wr.send_flags = wr->send_flags;
@@ -439,9 +444,7 @@ int fmpl_rxe_post_inline_send(fmpl_rxe_q_t *sq, uint64_t wr_id, const struct ibv
         memcpy(w->dma.inline_data + len, (const void *)(uintptr_t)sg[i].addr, sg[i].length);
         len += sg[i].length;
     }
-    memset(w, 0, offsetof(struct rxe_send_wqe, wr.wr.ud.av));
-    memset(&w->status, 0, offsetof(struct rxe_send_wqe, dma.inline_data) -
-                              offsetof(struct rxe_send_wqe, status));
+    wqe_clear(w);
     w->wr.wr_id = wr_id;
     w->wr.opcode = IBV_WR_SEND;
     w->wr.send_flags = IBV_SEND_INLINE;

@@ -99,8 +99,8 @@ int  fmpl_rxe_post_send(fmpl_rxe_q_t *sq, const struct ibv_send_wr *wr, uint32_t
 /* The same for an unsignalled inline SEND on a connected queue pair (a
  * mailbox message, the one request of a small message's path): only
  * what it needs written.  In the test bed's emulation every instruction
- * counts: fmpl_rxe_post_send's generality was about 60 of an 8-byte
- * message's (callgrind). */
+ * counts: fmpl_rxe_post_send took 117 of an 8-byte message's, this 93,
+ * not counting the copies of the pieces (callgrind). */
 int  fmpl_rxe_post_inline_send(fmpl_rxe_q_t *sq, uint64_t wr_id, const struct ibv_sge *sg,
                                int n);
 int  fmpl_rxe_post_recv(fmpl_rxe_q_t *rq, const struct ibv_recv_wr *wr);
