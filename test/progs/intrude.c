@@ -21,8 +21,9 @@
  *            bytes; listing the folder failing counts as refused
  * -s: the verbs transport's host agent (src/transport/dcfa/dcfa_agent.c),
  * whose abstract UNIX socket NAME (without the leading @) anyone may
- * connect to: connect and say hello as a rank would; the door is open if
- * the agent answers with its device file.
+ * connect to: connect and say hello as a rank would, then hand it a file
+ * of its device; the door is open if the agent makes a protection domain
+ * in it.
  * Prints "intrude: PID DOOR: refused (REASON)" or "intrude: PID DOOR:
  * OPEN"; a memfd door also names the segment.  Exits 0 when it could try
  * everything, 2 on a usage error.
@@ -97,7 +98,7 @@ static void try_vmread(long pid)
 
 static void try_mem(long pid)
 {
-    char path[64];
+    char path[96];
     snprintf(path, sizeof path, "/proc/%ld/mem", pid);
     int fd = open(path, O_RDONLY);
     say(pid, "mem", fd < 0 ? errno : 0, NULL);
@@ -160,9 +161,17 @@ static int try_agent(const char *name)
     }
     fmpl_dcfa_areq_t q = { .op = FMPL_AG_HELLO, .rank = 0 };
     fmpl_dcfa_arep_t p;
-    int fd = -1, e = fmpl_dcfa_agent_call(s, &q, &p, &fd);
-    if (e == 0 && fd < 0)
-        e = p.err ? p.err : EBADF;
+    int fd = -1, e = fmpl_dcfa_agent_call(s, &q, -1, &p);
+    if (e == 0 && p.err == 0) {
+        char path[96];
+        p.file[sizeof p.file - 1] = 0;
+        snprintf(path, sizeof path, "/dev/infiniband/%s", p.file);
+        fd = open(path, O_RDWR | O_CLOEXEC);
+        q.op = FMPL_AG_ATTACH;
+        e = fd < 0 ? errno : fmpl_dcfa_agent_call(s, &q, fd, &p);
+    }
+    if (e == 0)
+        e = p.err;
     say(0, "agent", e, name);
     if (fd >= 0)
         close(fd);

@@ -14,12 +14,13 @@
  * ends it too.
  *
  * An abstract socket has no owner and no permissions: anyone on the host
- * who guesses the name may connect, or bind it first.  The agent hands a
- * client its device file with the job's protection domain, and a rank
- * registers its memory through the agent's file, so each side checks the
- * other's user (SO_PEERCRED): the agent drops a client of another user,
- * and a rank refuses an agent of another user (one that took the name
- * before the job's first rank could).
+ * who guesses the name may connect, or bind it first.  A rank hands the
+ * agent its device file, in whose protection domain it registers its
+ * memory, and the agent makes verbs objects for whoever asks, so each
+ * side checks the other's user (SO_PEERCRED): the agent drops a client of
+ * another user, and a rank refuses an agent of another user (one that
+ * took the name before the job's first rank could, and could then reach
+ * the rank's registered memory through queue pairs of its own making).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,6 +33,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -133,28 +135,56 @@ int fmpl_dcfa_agent_connect(const char *jobid)
     return -1;
 }
 
-int fmpl_dcfa_agent_call(int sock, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p, int *fd_out)
+/* Send `p` on `sock` with the file `fd` (unless it is -1) */
+static ssize_t send_with(int sock, const void *p, size_t len, int fd)
 {
-    if (send(sock, q, sizeof *q, MSG_NOSIGNAL) != (ssize_t)sizeof *q)
-        return errno ? errno : EPIPE;
+    struct iovec iov = { (void *)p, len };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
     union {
         struct cmsghdr h;
         char buf[CMSG_SPACE(sizeof(int))];
     } cm;
-    struct iovec iov = { p, sizeof *p };
+    if (fd >= 0) {
+        memset(&cm, 0, sizeof cm);
+        m.msg_control = cm.buf;
+        m.msg_controllen = sizeof cm.buf;
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(h), &fd, sizeof fd);
+    }
+    return sendmsg(sock, &m, MSG_NOSIGNAL);
+}
+
+/* Receive into `p` on `sock`, and a file that came with it into *fd */
+static ssize_t recv_with(int sock, void *p, size_t len, int *fd)
+{
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } cm;
+    struct iovec iov = { p, len };
     struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf,
                         .msg_controllen = sizeof cm.buf };
+    ssize_t n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    *fd = -1;
+    struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return n;
+}
+
+int fmpl_dcfa_agent_call(int sock, const fmpl_dcfa_areq_t *q, int fd_in, fmpl_dcfa_arep_t *p)
+{
+    if (send_with(sock, q, sizeof *q, fd_in) != (ssize_t)sizeof *q)
+        return errno ? errno : EPIPE;
     ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+    while ((n = recv(sock, p, sizeof *p, 0)) < 0 && errno == EINTR)
         ;
     if (n != (ssize_t)sizeof *p)
         return n < 0 ? errno : EPIPE;   /* 0: the agent is gone */
-    if (fd_out) {
-        *fd_out = -1;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy(fd_out, CMSG_DATA(c), sizeof(int));
-    }
     return 0;
 }
 
@@ -165,17 +195,18 @@ typedef struct handles {
     int n, cap;
 } handles_t;
 
+/* A rank, and what the agent made for it in its file of the device */
 typedef struct client {
     int fd, rank;
+    int dev;                       /* the rank's device file (ATTACH), or -1 */
     int has_cq, has_srq;
-    uint32_t cq, srq;
+    uint32_t pd, cq, srq;
     handles_t qp, ah;
 } client_t;
 
 static struct {
     fmpl_dcfa_t dev;               /* the device as the direct mode opens it */
     int ok;                        /* the device is open and its provider is rxe */
-    struct ibv_pd *pd;
     struct ibv_device_attr da;
     client_t *c;
     int nc, capc;
@@ -214,22 +245,25 @@ static int hhas(const handles_t *s, uint32_t h)
     return 0;
 }
 
-static int cmd_fd(void) { return ag.dev.ctx->cmd_fd; }
-
 /* What a rank leaves behind goes with it: queue pairs first (they use
- * the queues and handles after them). */
+ * the queues and handles after them).  Closing our copy of its file
+ * would do as much once the rank has closed its own, but the rank may
+ * live on (a failed fmpl_init). */
 static void drop_client(int i)
 {
     client_t *c = &ag.c[i];
-    if (ag.ok) {
+    if (c->dev >= 0) {
         for (int k = 0; k < c->qp.n; k++)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_QP, c->qp.h[k]);
+            fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_QP, c->qp.h[k]);
         for (int k = 0; k < c->ah.n; k++)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_AH, c->ah.h[k]);
+            fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_AH, c->ah.h[k]);
         if (c->has_srq)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_SRQ, c->srq);
+            fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_SRQ, c->srq);
         if (c->has_cq)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_CQ, c->cq);
+            fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_CQ, c->cq);
+        /* fails while the rank's registrations stand: they go with its file */
+        fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DEALLOC_PD, c->pd);
+        close(c->dev);
     }
     free(c->qp.h);
     free(c->ah.h);
@@ -237,28 +271,7 @@ static void drop_client(int i)
     ag.c[i] = ag.c[--ag.nc];
 }
 
-static void reply(client_t *c, fmpl_dcfa_arep_t *p, int fd)
-{
-    struct iovec iov = { p, sizeof *p };
-    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-    union {
-        struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int))];
-    } cm;
-    if (fd >= 0) {
-        memset(&cm, 0, sizeof cm);
-        m.msg_control = cm.buf;
-        m.msg_controllen = sizeof cm.buf;
-        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-        h->cmsg_level = SOL_SOCKET;
-        h->cmsg_type = SCM_RIGHTS;
-        h->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(h), &fd, sizeof fd);
-    }
-    sendmsg(c->fd, &m, MSG_NOSIGNAL);   /* a rank that went is dropped at its EOF */
-}
-
-static void hello(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p, int *fd)
+static void hello(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
 {
     c->rank = q->rank;
     if (!ag.dev.ctx) {
@@ -277,81 +290,112 @@ static void hello(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p, i
     p->max_cqe = ag.da.max_cqe;
     p->rd_atom = (uint8_t)(ag.da.max_qp_rd_atom < 16 ? ag.da.max_qp_rd_atom : 16);
     snprintf(p->dev, sizeof p->dev, "%s", ibv_get_device_name(d->ctx->device));
-    if (!ag.ok) {
+    snprintf(p->file, sizeof p->file, "%s", d->ctx->device->dev_name);
+    if (!ag.ok)
         p->err = EOPNOTSUPP;       /* not rxe: the rank runs in direct mode */
-        return;
-    }
-    p->pd = ag.pd->handle;
-    *fd = cmd_fd();
 }
 
-static void serve(client_t *c, const fmpl_dcfa_areq_t *q)
+/* The rank's file of the device (`fd`, ours now): its context and
+ * protection domain.  The file must be the device's: a context made in
+ * another device's would not be where the port and address are. */
+static void attach(client_t *c, int fd, fmpl_dcfa_arep_t *p)
 {
-    fmpl_dcfa_arep_t p;
-    memset(&p, 0, sizeof p);
-    int fd = -1;
-    if (q->op != FMPL_AG_HELLO && !ag.ok) {
-        p.err = ENODEV;
-        reply(c, &p, -1);
+    struct stat got, want;
+    char path[96];
+    snprintf(path, sizeof path, "/dev/infiniband/%s", ag.dev.ctx->device->dev_name);
+    if (c->dev >= 0)
+        p->err = EEXIST;
+    else if (fd < 0)
+        p->err = EBADF;
+    else if (fstat(fd, &got) != 0 || stat(path, &want) != 0 || !S_ISCHR(got.st_mode) ||
+             got.st_rdev != want.st_rdev)
+        p->err = ENODEV;
+    else if (!(p->err = fmpl_uv_get_context(fd)) && !(p->err = fmpl_uv_alloc_pd(fd, &c->pd))) {
+        c->dev = fd;
+        p->pd = c->pd;
         return;
     }
-    uint32_t pd = ag.ok ? ag.pd->handle : 0;
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The objects of the rank's data path, in its context */
+static void make(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
+{
+    int fd = c->dev;
     switch (q->op) {
-    case FMPL_AG_HELLO:
-        hello(c, q, &p, &fd);
-        break;
     case FMPL_AG_CQ: {
         int cqe = (int)q->a > ag.da.max_cqe ? ag.da.max_cqe : (int)q->a;
         if (c->has_cq)
-            p.err = EEXIST;
-        else if (!(p.err = fmpl_uv_create_cq(cmd_fd(), cqe, &p.handle, &p.num, &p.mi[0]))) {
-            c->cq = p.handle;
+            p->err = EEXIST;
+        else if (!(p->err = fmpl_uv_create_cq(fd, cqe, &p->handle, &p->num, &p->mi[0]))) {
+            c->cq = p->handle;
             c->has_cq = 1;
         }
         break;
     }
     case FMPL_AG_SRQ:
         if (c->has_srq)
-            p.err = EEXIST;
-        else if (!(p.err = fmpl_uv_create_srq(cmd_fd(), pd, q->a, 1, &p.handle, &p.mi[0]))) {
-            c->srq = p.handle;
+            p->err = EEXIST;
+        else if (!(p->err = fmpl_uv_create_srq(fd, c->pd, q->a, 1, &p->handle, &p->mi[0]))) {
+            c->srq = p->handle;
             c->has_srq = 1;
         }
         break;
     case FMPL_AG_QP:
-        p.cap = q->cap;
+        p->cap = q->cap;
         if (!c->has_cq || (q->b && !c->has_srq) ||
             (q->a != IBV_QPT_RC && q->a != IBV_QPT_UD))
-            p.err = EINVAL;
-        else if (!(p.err = fmpl_uv_create_qp(cmd_fd(), pd, c->cq, c->srq, (int)q->b,
-                                             (enum ibv_qp_type)q->a, &p.cap, &p.handle, &p.num,
-                                             &p.mi[0], &p.mi[1])) &&
-                 (p.err = hadd(&c->qp, p.handle)) != 0)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_QP, p.handle);
+            p->err = EINVAL;
+        else if (!(p->err = fmpl_uv_create_qp(fd, c->pd, c->cq, c->srq, (int)q->b,
+                                              (enum ibv_qp_type)q->a, &p->cap, &p->handle,
+                                              &p->num, &p->mi[0], &p->mi[1])) &&
+                 (p->err = hadd(&c->qp, p->handle)) != 0)
+            fmpl_uv_destroy(fd, IB_USER_VERBS_CMD_DESTROY_QP, p->handle);
         break;
     case FMPL_AG_MODIFY:
-        /* a rank moves only its own queue pairs */
-        p.err = hhas(&c->qp, q->modify.qp_handle) ? fmpl_uv_modify_qp(cmd_fd(), &q->modify)
-                                                  : EPERM;
+        /* only queue pairs we made (the kernel would refuse others' too:
+         * a handle is a number in this file's context) */
+        p->err = hhas(&c->qp, q->modify.qp_handle) ? fmpl_uv_modify_qp(fd, &q->modify) : EPERM;
         break;
     case FMPL_AG_AH:
-        if (!(p.err = fmpl_uv_create_ah(cmd_fd(), pd, &q->ah, &p.handle, &p.num)) &&
-            (p.err = hadd(&c->ah, p.handle)) != 0)
-            fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_AH, p.handle);
+        if (!(p->err = fmpl_uv_create_ah(fd, c->pd, &q->ah, &p->handle, &p->num)) &&
+            (p->err = hadd(&c->ah, p->handle)) != 0)
+            fmpl_uv_destroy(fd, IB_USER_VERBS_CMD_DESTROY_AH, p->handle);
         break;
     case FMPL_AG_DESTROY_QP:
-        p.err = hdel(&c->qp, q->a) ? fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_QP, q->a)
-                                   : EPERM;
+        p->err = hdel(&c->qp, q->a) ? fmpl_uv_destroy(fd, IB_USER_VERBS_CMD_DESTROY_QP, q->a)
+                                    : EPERM;
         break;
     case FMPL_AG_DESTROY_AH:
-        p.err = hdel(&c->ah, q->a) ? fmpl_uv_destroy(cmd_fd(), IB_USER_VERBS_CMD_DESTROY_AH, q->a)
-                                   : EPERM;
+        p->err = hdel(&c->ah, q->a) ? fmpl_uv_destroy(fd, IB_USER_VERBS_CMD_DESTROY_AH, q->a)
+                                    : EPERM;
         break;
     default:
-        p.err = EINVAL;
+        p->err = EINVAL;
         break;
     }
-    reply(c, &p, fd);
+}
+
+static void serve(client_t *c, const fmpl_dcfa_areq_t *q, int fd)
+{
+    fmpl_dcfa_arep_t p;
+    memset(&p, 0, sizeof p);
+    if (q->op == FMPL_AG_HELLO) {
+        hello(c, q, &p);
+    } else if (!ag.ok) {
+        p.err = ENODEV;
+    } else if (q->op == FMPL_AG_ATTACH) {
+        attach(c, fd, &p);
+        fd = -1;
+    } else if (c->dev < 0) {
+        p.err = EBADF;             /* nothing to make it in */
+    } else {
+        make(c, q, &p);
+    }
+    if (fd >= 0)
+        close(fd);                 /* a file with a request that takes none */
+    send_with(c->fd, &p, sizeof p, -1);  /* a rank that went is dropped at its EOF */
 }
 
 static void accept_client(int lfd)
@@ -376,7 +420,7 @@ static void accept_client(int lfd)
         ag.c = c;
         ag.capc = cap;
     }
-    ag.c[ag.nc++] = (client_t){ .fd = fd, .rank = -1 };
+    ag.c[ag.nc++] = (client_t){ .fd = fd, .rank = -1, .dev = -1 };
 }
 
 static void agent_main(int lfd)
@@ -405,10 +449,8 @@ static void agent_main(int lfd)
      * _GID_INDEX from the rank's environment) */
     ag.dev.failed_peer = -1;
     if (fmpl_dcfa_open_device(&ag.dev) == FMPL_SUCCESS &&
-        ibv_query_device(ag.dev.ctx, &ag.da) == 0) {
-        ag.pd = ibv_alloc_pd(ag.dev.ctx);
-        ag.ok = ag.pd && ag.da.vendor_id == FMPL_DCFA_RXE_VENDOR;
-    }
+        ibv_query_device(ag.dev.ctx, &ag.da) == 0)
+        ag.ok = ag.da.vendor_id == FMPL_DCFA_RXE_VENDOR;
 
     int served = 0;
     struct timespec t0;
@@ -434,11 +476,16 @@ static void agent_main(int lfd)
             if (!pf[i + 1].revents)
                 continue;
             fmpl_dcfa_areq_t q;
-            ssize_t got = recv(ag.c[i].fd, &q, sizeof q, 0);
-            if (got == (ssize_t)sizeof q)
-                serve(&ag.c[i], &q);
-            else if (got <= 0 && !(got < 0 && errno == EINTR))
-                drop_client(i);
+            int fd = -1;
+            ssize_t got = recv_with(ag.c[i].fd, &q, sizeof q, &fd);
+            if (got == (ssize_t)sizeof q) {
+                serve(&ag.c[i], &q, fd);
+            } else {
+                if (fd >= 0)
+                    close(fd);
+                if (got <= 0 && !(got < 0 && errno == EINTR))
+                    drop_client(i);
+            }
         }
         if (pf[0].revents & POLLIN) {
             accept_client(lfd);
@@ -447,8 +494,6 @@ static void agent_main(int lfd)
     }
     while (ag.nc)
         drop_client(ag.nc - 1);
-    if (ag.pd)
-        ibv_dealloc_pd(ag.pd);
     if (ag.dev.ctx)
         ibv_close_device(ag.dev.ctx);
     _exit(0);

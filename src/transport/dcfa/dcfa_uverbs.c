@@ -24,6 +24,10 @@
 #pragma clang diagnostic ignored "-Wgnu-variable-sized-type-not-at-end"
 #endif
 
+/* Room for an ioctl carrying a write command: its header and up to five
+ * attributes (the command's number, core and driver input and output). */
+#define IOCTL_LEN (sizeof(struct ib_uverbs_ioctl_hdr) + 5 * sizeof(struct ib_uverbs_attr))
+
 /* the largest command we send: create_qp with no driver input, modify_qp */
 #define CMD_MAX 256
 
@@ -56,13 +60,13 @@ static void attr_out(struct ib_uverbs_attr *a, uint16_t id, void *p, size_t len)
 }
 
 /* The ioctl that carries write command `cmd` (UVERBS_METHOD_INVOKE_WRITE),
- * header and attributes, into buf (FMPL_UV_IOCTL_LEN bytes). */
+ * header and attributes, into buf (IOCTL_LEN bytes). */
 static void ioctl_build(void *buf, uint32_t cmd, const void *req, size_t core_req,
                         size_t req_len, void *resp, size_t core_resp, size_t resp_len)
 {
     struct ib_uverbs_ioctl_hdr *h = buf;
     struct ib_uverbs_attr *a = h->attrs;
-    memset(buf, 0, FMPL_UV_IOCTL_LEN);
+    memset(buf, 0, IOCTL_LEN);
     int n = 0;
     uint64_t which = cmd;
     attr(&a[n++], UVERBS_ATTR_WRITE_CMD, &which, sizeof which);
@@ -85,7 +89,7 @@ static void ioctl_build(void *buf, uint32_t cmd, const void *req, size_t core_re
 static int by_ioctl(int fd, uint32_t cmd, const void *req, size_t core_req, size_t req_len,
                     void *resp, size_t core_resp, size_t resp_len)
 {
-    _Alignas(8) unsigned char c[FMPL_UV_IOCTL_LEN];
+    _Alignas(8) unsigned char c[IOCTL_LEN];
     ioctl_build(c, cmd, req, core_req, req_len, resp, core_resp, resp_len);
     return ioctl(fd, RDMA_VERBS_IOCTL, c) == 0 ? 0 : errno;
 }
@@ -107,6 +111,31 @@ int fmpl_uv_cmd(int fd, int via_ioctl, uint32_t cmd, void *req, size_t core_req,
 
 /* ---- the commands ----------------------------------------------------- */
 
+int fmpl_uv_get_context(int fd)
+{
+    struct ib_uverbs_get_context c = { 0 };
+    struct ib_uverbs_get_context_resp r;
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_GET_CONTEXT, &c, sizeof c, sizeof c, &r,
+                        sizeof r, sizeof r);
+    /* the context's event file is opened in the caller (the agent): its
+     * copy would keep the context alive after the rank has gone, and
+     * nothing here reads asynchronous events */
+    if (!e)
+        close((int)r.async_fd);
+    return e;
+}
+
+int fmpl_uv_alloc_pd(int fd, uint32_t *handle)
+{
+    struct ib_uverbs_alloc_pd c = { 0 };
+    struct ib_uverbs_alloc_pd_resp r;
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_ALLOC_PD, &c, sizeof c, sizeof c, &r,
+                        sizeof r, sizeof r);
+    if (!e)
+        *handle = r.pd_handle;
+    return e;
+}
+
 int fmpl_uv_create_cq(int fd, int cqe, uint32_t *handle, uint32_t *got_cqe, struct mminfo *mi)
 {
     struct ib_uverbs_create_cq c = { .cqe = (uint32_t)cqe, .comp_channel = -1 };
@@ -114,7 +143,7 @@ int fmpl_uv_create_cq(int fd, int cqe, uint32_t *handle, uint32_t *got_cqe, stru
         struct ib_uverbs_create_cq_resp r;
         struct rxe_create_cq_resp d;
     } r;
-    int e = fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof c, sizeof c, &r,
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_CREATE_CQ, &c, sizeof c, sizeof c, &r,
                         sizeof r.r, sizeof r);
     if (!e) {
         *handle = r.r.cq_handle;
@@ -132,7 +161,7 @@ int fmpl_uv_create_srq(int fd, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
         struct ib_uverbs_create_srq_resp r;
         struct rxe_create_srq_resp d;
     } r;
-    int e = fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_CREATE_SRQ, &c, sizeof c, sizeof c, &r,
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_CREATE_SRQ, &c, sizeof c, sizeof c, &r,
                         sizeof r.r, sizeof r);
     if (!e) {
         *handle = r.r.srq_handle;
@@ -156,7 +185,7 @@ int fmpl_uv_create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t srq, int use_sr
         struct ib_uverbs_create_qp_resp r;
         struct rxe_create_qp_resp d;
     } r;
-    int e = fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof c, sizeof c, &r,
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_CREATE_QP, &c, sizeof c, sizeof c, &r,
                         sizeof r.r, sizeof r);
     if (!e) {
         *handle = r.r.qp_handle;
@@ -175,7 +204,7 @@ int fmpl_uv_create_qp(int fd, uint32_t pd, uint32_t cq, uint32_t srq, int use_sr
 int fmpl_uv_modify_qp(int fd, const struct ib_uverbs_modify_qp *m)
 {
     struct ib_uverbs_modify_qp c = *m;
-    return fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_MODIFY_QP, &c, sizeof c, sizeof c, NULL, 0, 0);
+    return fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_MODIFY_QP, &c, sizeof c, sizeof c, NULL, 0, 0);
 }
 
 int fmpl_uv_create_ah(int fd, uint32_t pd, const struct ib_uverbs_ah_attr *a,
@@ -186,7 +215,7 @@ int fmpl_uv_create_ah(int fd, uint32_t pd, const struct ib_uverbs_ah_attr *a,
         struct ib_uverbs_create_ah_resp r;
         struct rxe_create_ah_resp d;
     } __attribute__((packed)) r;
-    int e = fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_CREATE_AH, &c, sizeof c, sizeof c, &r,
+    int e = fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_CREATE_AH, &c, sizeof c, sizeof c, &r,
                         sizeof r.r, sizeof r);
     if (!e) {
         *handle = r.r.ah_handle;
@@ -203,35 +232,39 @@ int fmpl_uv_destroy(int fd, uint32_t cmd, uint32_t handle)
     case IB_USER_VERBS_CMD_DESTROY_QP: {
         struct ib_uverbs_destroy_qp c = { .qp_handle = handle };
         struct ib_uverbs_destroy_qp_resp r;
-        return fmpl_uv_cmd(fd, 0, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
+        return fmpl_uv_cmd(fd, 1, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
     }
     case IB_USER_VERBS_CMD_DESTROY_CQ: {
         struct ib_uverbs_destroy_cq c = { .cq_handle = handle };
         struct ib_uverbs_destroy_cq_resp r;
-        return fmpl_uv_cmd(fd, 0, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
+        return fmpl_uv_cmd(fd, 1, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
     }
     case IB_USER_VERBS_CMD_DESTROY_SRQ: {
         struct ib_uverbs_destroy_srq c = { .srq_handle = handle };
         struct ib_uverbs_destroy_srq_resp r;
-        return fmpl_uv_cmd(fd, 0, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
+        return fmpl_uv_cmd(fd, 1, cmd, &c, sizeof c, sizeof c, &r, sizeof r, sizeof r);
+    }
+    case IB_USER_VERBS_CMD_DEALLOC_PD: {
+        struct ib_uverbs_dealloc_pd c = { .pd_handle = handle };
+        return fmpl_uv_cmd(fd, 1, cmd, &c, sizeof c, sizeof c, NULL, 0, 0);
     }
     case IB_USER_VERBS_CMD_DESTROY_AH: {
         struct ib_uverbs_destroy_ah c = { .ah_handle = handle };
-        return fmpl_uv_cmd(fd, 0, cmd, &c, sizeof c, sizeof c, NULL, 0, 0);
+        return fmpl_uv_cmd(fd, 1, cmd, &c, sizeof c, sizeof c, NULL, 0, 0);
     }
     default:
         return EINVAL;
     }
 }
 
-int fmpl_uv_reg_mr(int fd, int via_ioctl, uint32_t pd, void *addr, size_t len, int access,
+int fmpl_uv_reg_mr(int fd, uint32_t pd, void *addr, size_t len, int access,
                    uint32_t *handle, uint32_t *lkey, uint32_t *rkey)
 {
     struct ib_uverbs_reg_mr c = { .start = (uintptr_t)addr, .length = len,
                                   .hca_va = (uintptr_t)addr, .pd_handle = pd,
                                   .access_flags = (uint32_t)access };
     struct ib_uverbs_reg_mr_resp r;
-    int e = fmpl_uv_cmd(fd, via_ioctl, IB_USER_VERBS_CMD_REG_MR, &c, sizeof c, sizeof c, &r,
+    int e = fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_REG_MR, &c, sizeof c, sizeof c, &r,
                         sizeof r, sizeof r);
     if (!e) {
         *handle = r.mr_handle;
@@ -241,33 +274,32 @@ int fmpl_uv_reg_mr(int fd, int via_ioctl, uint32_t pd, void *addr, size_t len, i
     return e;
 }
 
-int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle)
+int fmpl_uv_dereg_mr(int fd, uint32_t handle)
 {
     struct ib_uverbs_dereg_mr c = { .mr_handle = handle };
-    return fmpl_uv_cmd(fd, via_ioctl, IB_USER_VERBS_CMD_DEREG_MR, &c, sizeof c, sizeof c, NULL,
+    return fmpl_uv_cmd(fd, 0, IB_USER_VERBS_CMD_DEREG_MR, &c, sizeof c, sizeof c, NULL,
                        0, 0);
 }
 
 /* A send with no work requests: the kernel then runs the queue pair's
  * requester on what the queue holds (rxe_post_send for a user QP).  The
- * ioctl is by_ioctl's, built once. */
+ * write() form, as rdma-core's rxe provider rings it: in the test bed it
+ * took 5.2 us a call against the ioctl form's 10.6 (medians of 8 rounds
+ * of 20000, an empty doorbell on a connected queue pair). */
 int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle)
 {
-    struct ib_uverbs_ioctl_hdr *h = (void *)db->io;
     if (db->self != db) {
         memset(db, 0, sizeof *db);
         db->self = db;
-        struct ib_uverbs_post_send *c = (void *)db->cmd;
-        c->qp_handle = qp_handle;
-        c->wqe_size = sizeof(struct ib_uverbs_send_wr);
-        ioctl_build(db->io, IB_USER_VERBS_CMD_POST_SEND, db->cmd, sizeof db->cmd,
-                    sizeof db->cmd, &db->resp, sizeof db->resp, sizeof db->resp);
+        db->cmd.h.command = IB_USER_VERBS_CMD_POST_SEND;
+        db->cmd.h.in_words = (uint16_t)(sizeof db->cmd / 4);
+        db->cmd.h.out_words = (uint16_t)(sizeof db->resp / 4);
+        db->cmd.c.response = (uintptr_t)&db->resp;
+        db->cmd.c.qp_handle = qp_handle;
+        db->cmd.c.wqe_size = sizeof(struct ib_uverbs_send_wr);
     }
-    /* the kernel marks an output it wrote (UVERBS_ATTR_F_VALID_OUTPUT) in
-     * our attribute: clear it, as a fresh one is */
-    for (int i = 0; i < h->num_attrs; i++)
-        h->attrs[i].flags = 0;
-    return ioctl(fd, RDMA_VERBS_IOCTL, db->io) == 0 ? 0 : errno;
+    ssize_t n = write(fd, &db->cmd, sizeof db->cmd);
+    return n == (ssize_t)sizeof db->cmd ? 0 : n < 0 ? errno : EIO;
 }
 
 static void dest_of(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a)

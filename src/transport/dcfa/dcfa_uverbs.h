@@ -1,28 +1,31 @@
 /*
  * dcfa_uverbs.h - the kernel's verbs commands and soft-RoCE's (rxe) queues
  * without libibverbs: what the split of the verbs transport needs, where
- * one process (the host's agent, dcfa_agent.c) owns the device context
- * and another (a rank) drives queues created in it.
+ * one process (the host's agent, dcfa_agent.c) makes the objects of a
+ * device context and another (a rank) drives the queues made in it.
  *
  * libibverbs cannot do this on rxe: an object of one context can move to
  * another process only through the provider's import_context, which rxe
  * lacks, and the queues of a CQ or QP can be mapped only once (rxe's
  * mmap hands out each queue to the first mapper).  The kernel's command
- * set can: the agent creates CQs, SRQs, QPs and AHs with the commands
- * below on its context and does not map their queues; it hands the
- * context's file to the rank (SCM_RIGHTS), which maps the queues from it
- * and works them as rdma-core's rxe provider does (dcfa_split.c).
+ * set can.  The rank opens the device file and hands it to the agent
+ * (SCM_RIGHTS); the agent creates the context, protection domain, CQ,
+ * SRQ, QPs and AHs in it with the commands below and does not map their
+ * queues; the rank maps them from its file and works them as rdma-core's
+ * rxe provider does (dcfa_verbs.c).
  *
  * Two ways to issue a command (include/uapi/rdma/ib_user_verbs.h):
  *   write()   the legacy path: only the process whose credentials opened
  *             the file may use it (the kernel's ib_safe_file_access
  *             compares the file's credentials with the caller's, by
- *             pointer, so not even a forked child may): the agent's;
+ *             pointer, so not even a forked child may): the rank's
+ *             (memory registration - a registration pins the caller's
+ *             pages, so only the rank can register its own memory - and
+ *             the doorbell of a send queue, the one command on the data
+ *             path, whose write() form costs half the ioctl's);
  *   ioctl()   UVERBS_METHOD_INVOKE_WRITE carries any write command in the
- *             ioctl marshalling, with no such check: the rank's (memory
- *             registration - a registration pins the caller's pages, so
- *             only the rank can register its own memory - and the doorbell
- *             of a send queue).
+ *             ioctl marshalling, with no such check: the agent's, on the
+ *             rank's file.
  */
 #ifndef FMPL_DCFA_UVERBS_H
 #define FMPL_DCFA_UVERBS_H
@@ -40,7 +43,10 @@
 int fmpl_uv_cmd(int fd, int via_ioctl, uint32_t cmd, void *req, size_t core_req,
                 size_t req_len, void *resp, size_t core_resp, size_t resp_len);
 
-/* The commands (errno values; handles and numbers out) */
+/* The commands (errno values; handles and numbers out).  The agent's,
+ * through the ioctl: */
+int fmpl_uv_get_context(int fd);
+int fmpl_uv_alloc_pd(int fd, uint32_t *handle);
 int fmpl_uv_create_cq(int fd, int cqe, uint32_t *handle, uint32_t *got_cqe,
                       struct mminfo *mi);
 int fmpl_uv_create_srq(int fd, uint32_t pd, uint32_t max_wr, uint32_t max_sge,
@@ -52,27 +58,26 @@ int fmpl_uv_modify_qp(int fd, const struct ib_uverbs_modify_qp *m);
 int fmpl_uv_create_ah(int fd, uint32_t pd, const struct ib_uverbs_ah_attr *a,
                       uint32_t *handle, uint32_t *ah_num);
 int fmpl_uv_destroy(int fd, uint32_t cmd, uint32_t handle);
-int fmpl_uv_reg_mr(int fd, int via_ioctl, uint32_t pd, void *addr, size_t len, int access,
+/* The rank's, through write() on its own file: */
+int fmpl_uv_reg_mr(int fd, uint32_t pd, void *addr, size_t len, int access,
                    uint32_t *handle, uint32_t *lkey, uint32_t *rkey);
-int fmpl_uv_dereg_mr(int fd, int via_ioctl, uint32_t handle);
-/* Room for an ioctl carrying a write command: its header and up to five
- * attributes (the command's number, core and driver input and output). */
-#define FMPL_UV_IOCTL_LEN (sizeof(struct ib_uverbs_ioctl_hdr) + 5 * sizeof(struct ib_uverbs_attr))
+int fmpl_uv_dereg_mr(int fd, uint32_t handle);
 
 /* A send queue's doorbell: the command that has the kernel work what was
- * queued (a post_send with no work requests, through the ioctl, which
- * the rank may use on the agent's file), built once for its queue pair
- * and then issued as it is.  A send's user-space path on rxe is mostly
- * this command and the queue's element; under qemu's emulation every
- * instruction of it counts (issue 17's note).  The attributes point into
- * the structure itself, so it is built again wherever it finds itself
- * moved (`self` says where it was built; a new queue pair's is zeroed). */
+ * queued (a post_send with no work requests, by write() on the rank's
+ * own file), built once for its queue pair and then issued as it is.  A
+ * send's user-space path on rxe is mostly this command and the queue's
+ * element; under qemu's emulation every instruction of it counts (issue
+ * 17's note).  The command points at the response inside the structure,
+ * so it is built again wherever it finds itself moved (`self` says where
+ * it was built; a new queue pair's is zeroed). */
 typedef struct fmpl_uv_db {
     const struct fmpl_uv_db *self;
-    /* the command (struct ib_uverbs_post_send: open-ended, so as bytes) */
-    _Alignas(8) unsigned char cmd[sizeof(struct ib_uverbs_post_send)];
+    struct {
+        struct ib_uverbs_cmd_hdr h;
+        struct ib_uverbs_post_send c;     /* no work requests after it */
+    } cmd;
     struct ib_uverbs_post_send_resp resp;
-    _Alignas(8) unsigned char io[FMPL_UV_IOCTL_LEN];
 } fmpl_uv_db_t;
 
 /* Ring qp_handle's (building it first if it is new or moved): 0 or an

@@ -4,13 +4,14 @@
  *
  *   direct  this process opens the device and owns its protection domain,
  *           queues and registrations, through libibverbs;
- *   split   the DCFA paper's division of labour: the host's agent
- *           (dcfa_agent.h) owns the device context and makes the queues;
- *           this process maps them and posts and polls them itself
- *           (dcfa_uverbs.h), and registers its own memory through the
- *           agent's context (a registration pins the caller's pages, so
- *           no other process can make it).  No agent call is on the data
- *           path; a send's doorbell is a system call on rxe in both modes
+ *   split   the DCFA paper's division of labour: this process opens
+ *           the device's file and hands it to the host's agent
+ *           (dcfa_agent.h), which makes the context, protection domain
+ *           and queues in it; this process maps the queues and posts and
+ *           polls them itself (dcfa_uverbs.h), and registers its own
+ *           memory (a registration pins the caller's pages, so no other
+ *           process can make it).  No agent call is on the data path; a
+ *           send's doorbell is a system call on rxe in both modes
  *           (soft-RoCE's requester runs in the kernel).
  *
  *   FMPL_DCFA_AGENT=0|1   0: direct mode; 1: split mode, or fmpl_init fails
@@ -20,12 +21,13 @@
  *
  * Split mode needs a provider whose queues this code can work: rxe, whose
  * layout is the kernel's uapi (rdma/rdma_user_rxe.h).  For a hardware
- * provider the path is libibverbs's ibv_import_device/_pd/_mr on the
- * agent's file, where the provider implements import_context (mlx5 does;
- * not done here: no such device to test on), so those run direct.
+ * provider the path is libibverbs's ibv_import_device/_pd on the file the
+ * agent made them in, where the provider implements import_context (mlx5
+ * does; not done here: no such device to test on), so those run direct.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +47,7 @@
 static int ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
 {
     q->rank = d->tl->rank;
-    int e = fmpl_dcfa_agent_call(d->agent, q, p, NULL);
+    int e = fmpl_dcfa_agent_call(d->agent, q, -1, p);
     if (e) {
         fmpl_log_err("dcfa: the host agent (pid %d) does not answer: %s", d->agent_pid,
                      strerror(e));
@@ -65,7 +67,7 @@ struct ibv_mr *fmpl_dcfa_reg_mr(fmpl_dcfa_t *d, void *addr, size_t len, int acce
         errno = ENOMEM;
         return NULL;
     }
-    int e = fmpl_uv_reg_mr(d->cmd_fd, 1, d->pd_handle, addr, len, access, &mr->handle,
+    int e = fmpl_uv_reg_mr(d->cmd_fd, d->pd_handle, addr, len, access, &mr->handle,
                            &mr->lkey, &mr->rkey);
     if (e) {
         free(mr);
@@ -85,7 +87,7 @@ void fmpl_dcfa_dereg_mr(fmpl_dcfa_t *d, struct ibv_mr *mr)
         ibv_dereg_mr(mr);
         return;
     }
-    fmpl_uv_dereg_mr(d->cmd_fd, 1, mr->handle);
+    fmpl_uv_dereg_mr(d->cmd_fd, mr->handle);
     free(mr);
 }
 
@@ -226,8 +228,7 @@ static int split_open(fmpl_dcfa_t *d, int cqe, const char **why)
         return fmpl_dcfa_error(d, errno, "connecting to the host agent", -1);
     fmpl_dcfa_areq_t q = { .op = FMPL_AG_HELLO, .rank = d->tl->rank };
     fmpl_dcfa_arep_t p;
-    int fd = -1;
-    int e = fmpl_dcfa_agent_call(d->agent, &q, &p, &fd);
+    int e = fmpl_dcfa_agent_call(d->agent, &q, -1, &p);
     if (e)
         return fmpl_dcfa_error(d, e, "the host agent's hello", -1);
     d->agent_pid = p.pid;
@@ -235,13 +236,25 @@ static int split_open(fmpl_dcfa_t *d, int cqe, const char **why)
         *why = "the provider is not rxe, and import_context is not used here";
         return FMPL_ERR_UNSUPPORTED;
     }
-    if (p.err || fd < 0) {
+    if (p.err) {
         fmpl_log_err("dcfa: the host agent (pid %d) has no device: %s", p.pid,
-                     strerror(p.err ? p.err : EBADF));
+                     strerror(p.err));
         return FMPL_ERR_UNSUPPORTED;
     }
-    d->cmd_fd = fd;
-    d->pd_handle = p.pd;
+    /* our own file of the device, for the agent to make our objects in */
+    char path[96];
+    p.file[sizeof p.file - 1] = 0;
+    snprintf(path, sizeof path, "/dev/infiniband/%s", p.file);
+    if ((d->cmd_fd = open(path, O_RDWR | O_CLOEXEC)) < 0) {
+        fmpl_log_err("dcfa: cannot open %s, the device %s of the host agent (pid %d): %s",
+                     path, p.dev, p.pid, strerror(errno));
+        return FMPL_ERR_UNSUPPORTED;
+    }
+    fmpl_dcfa_arep_t a;
+    q = (fmpl_dcfa_areq_t){ .op = FMPL_AG_ATTACH, .rank = d->tl->rank };
+    if ((e = fmpl_dcfa_agent_call(d->agent, &q, d->cmd_fd, &a)) != 0 || (e = a.err) != 0)
+        return fmpl_dcfa_error(d, e, "the host agent's context and protection domain", -1);
+    d->pd_handle = a.pd;
     d->port = p.port;
     d->lid = p.lid;
     d->mtu = (enum ibv_mtu)p.mtu;
