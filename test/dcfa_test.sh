@@ -311,8 +311,9 @@ report "agent killed: the job fails naming it (status $st)" "$secs" "$why"
 # ---- another user at the agent's door -------------------------------------
 # The agent's abstract socket has no permissions: a process of another user
 # (uid 4242 here: the guest's /etc is the host's, read-only) that connects
-# and says hello as a rank must get no device file, while the job's own
-# user does (the proof that the probe can tell).
+# and says hello as a rank, then hands over its own file of the device, must
+# get nothing made in it, while the job's own user does (the proof that the
+# probe can tell).
 bg_job 2 "$progs/random" -s 3 -R 30
 name=$(poll agent_socket)
 why=""

@@ -189,10 +189,10 @@ typedef struct fmpl_dcfa {
     struct ibv_pd *pd;
     struct ibv_cq *cq;
     struct ibv_srq *srq;
-    /* split mode: the agent's context, its objects for us */
+    /* split mode: our context, the agent's objects in it */
     int split;
     int agent, agent_pid;          /* our socket to the agent, its pid */
-    int cmd_fd;                    /* the agent's device file */
+    int cmd_fd;                    /* our device file, the agent made our objects in */
     uint32_t pd_handle;
     fmpl_rxe_q_t rcq, rsrq;        /* our completion and shared receive queues */
     unsigned agent_check;
