@@ -104,6 +104,7 @@ static int direct_write(const fmpl_tl_direct_t *d, int dst, int mai, uint32_t se
         room = ((const fmpl_hdr_rec_t *)(const void *)(in + FMPL_HDR_OFF))->size &
                FMPL_HDR_SIZE_MASK;
     } else if (early_ok(in, dst, mai, seq, size, 0)) {
+        fmpl_trace_mark(FMPL_TR_SEND_HDR);   /* it waits for no header */
         flags |= FMPL_DFLAG_EARLY;
     } else {
         return 0;
@@ -211,7 +212,9 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
     if ((uint32_t)(w >> 32) != seq) {
         if (size > fmpl_g.inline_max || !early_ok(line, dst, mai, seq, size, 0))
             return 0;
-        /* the receive is not posted yet: write the record now */
+        /* the receive is not posted yet: write the record now (and
+         * wait for no header) */
+        fmpl_trace_mark(FMPL_TR_SEND_HDR);
         reclen = inline_rec(&rx, seq, FMPL_DFLAG_INLINE | FMPL_DFLAG_EARLY, buf, size);
         *status = FMPL_SUCCESS;
         goto notify;
