@@ -4,10 +4,11 @@
  * FMPL straight on InfiniBand verbs, after the DCFA paper (seeds/001):
  * the process posts work requests and polls completions itself, with no
  * library in between.  Two modes (dcfa_verbs.c): split, the paper's - a
- * host-side agent (dcfa_agent.h) owns the device context and makes the
- * queues, the process maps and works them (dcfa_uverbs.h) - where the
- * provider allows it (rxe), and direct elsewhere - the process opens the
- * device through libibverbs and owns everything.
+ * host-side agent (dcfa_agent.h) makes the device context and the queues
+ * in the device file the process hands it, the process maps and works
+ * them (dcfa_uverbs.h) - where the provider allows it (rxe), and direct
+ * elsewhere - the process opens the device through libibverbs and owns
+ * everything.
  *
  *   queue pairs  one RC queue pair per peer, created and connected when
  *                one of the two first talks to the other, by datagrams
@@ -126,7 +127,7 @@ typedef struct fmpl_dcfa_card {
 typedef struct fmpl_dcfa_qp {
     struct ibv_qp *ib;             /* direct */
     uint32_t num;                  /* its number */
-    uint32_t handle;               /* split: its handle in the agent's context */
+    uint32_t handle;               /* split: its handle in our context */
     fmpl_rxe_q_t sq, rq;           /* split: its send and receive queues */
     fmpl_uv_db_t db;               /* split: its send queue's doorbell */
     uint8_t made;
