@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "core/progress.h"
 
 /* total result size from which the ring is used even for powers of two */
 #define ALLGATHER_RING (1024 * 1024)
@@ -33,7 +34,7 @@ static int direct(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
     for (int i = 1; i < n && rc == FMPL_SUCCESS; i++)
         rc = fmpl_sig_post(c, FMPL_SIG_SYNC, (c->rank + i) % n, b + (size_t)c->rank * size,
                            (unsigned)size, &comp);
-    int wrc = fmpl_sig_complete(&comp);
+    int wrc = fmpl_wait_comp(&comp, -1);
     if (rc == FMPL_SUCCESS)
         rc = wrc;
     if (rc != FMPL_SUCCESS)

@@ -16,6 +16,7 @@
  * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).
  */
 #include "coll/coll.h"
+#include "core/progress.h"
 
 /* above this size the message travels in segments of BCAST_SEG.  64 KiB
  * segments were fastest from 2 to 8 ranks on shm (they ride the pipelined
@@ -43,7 +44,7 @@ static int by_signals(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         if (vr + mask < n)
             rc = fmpl_sig_post(c, FMPL_SIG_FLOW, (vr + mask + root) % n, buf, (unsigned)size,
                                &comp);
-    int wrc = fmpl_sig_complete(&comp);
+    int wrc = fmpl_wait_comp(&comp, -1);
     return rc != FMPL_SUCCESS ? rc : wrc;
 }
 
@@ -145,7 +146,7 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         for (int i = 1; i < c->size && rc == FMPL_SUCCESS; i++)
             rc = fmpl_sig_post(c, FMPL_SIG_FLOW, (root + i) % c->size, buf, (unsigned)size,
                                &comp);
-        int wrc = fmpl_sig_complete(&comp);
+        int wrc = fmpl_wait_comp(&comp, -1);
         return rc != FMPL_SUCCESS ? rc : wrc;
     }
     if (fmpl_sig_fits(c, size))

@@ -115,12 +115,11 @@ static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
 int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
 /* The same, without waiting until `data` may change: a signal through
  * the eager area counts in *comp (zeroed by the caller) until its bytes
- * have left; fmpl_sig_complete waits for them all.  A member that sends
+ * have left; fmpl_wait_comp (core/progress.h) waits for them all.  A member that sends
  * one buffer to several peers waits once, not once per peer (over a
  * network the source of an RDMA write is free only when its ACK is back). */
 int  fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,
                    fmpl_tl_comp_t *comp);
-int  fmpl_sig_complete(fmpl_tl_comp_t *comp);
 int  fmpl_sig_wait(fmpl_comm_rec_t *c, int chan, int peer, void *data, unsigned len);
 /* the same in two steps, to use the data where it landed */
 int  fmpl_sig_peek(fmpl_comm_rec_t *c, int chan, int peer, unsigned len, const void **data);

@@ -352,13 +352,8 @@ int fmpl_halo_do(fmpl_halo_t h)
                 rc = phase(h, d);
     }
     /* the array is the user's again only when our puts have left it */
-    fmpl_wait_t w;
-    fmpl_wait_init(&w, -1);
-    while (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(&h->comp))
-        if (fmpl_progress() == 0)
-            rc = fmpl_wait_idle(&w);
-    if (rc == FMPL_SUCCESS && h->comp.status != FMPL_SUCCESS)
-        rc = h->comp.status;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_wait_comp(&h->comp, -1);
     fmpl_leave();
     return rc;
 }

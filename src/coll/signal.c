@@ -109,19 +109,8 @@ int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
 {
     fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
     int rc = fmpl_sig_post(c, chan, peer, data, len, &comp);
-    int wrc = fmpl_sig_complete(&comp);
+    int wrc = fmpl_wait_comp(&comp, -1);
     return rc != FMPL_SUCCESS ? rc : wrc;
-}
-
-int fmpl_sig_complete(fmpl_tl_comp_t *comp)
-{
-    fmpl_wait_t w;
-    fmpl_wait_init(&w, -1);
-    int rc = FMPL_SUCCESS;
-    while (fmpl_tl_comp_pending(comp) && rc == FMPL_SUCCESS)
-        if (fmpl_progress() == 0)
-            rc = fmpl_wait_idle(&w);
-    return rc != FMPL_SUCCESS ? rc : comp->status;
 }
 
 int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,

@@ -128,6 +128,19 @@ int fmpl_check_peer(int peer)
     return FMPL_ERR_PEER;
 }
 
+int fmpl_wait_comp(const fmpl_tl_comp_t *c, int peer)
+{
+    int rc = FMPL_SUCCESS;
+    if (fmpl_tl_comp_pending(c)) {
+        fmpl_wait_t w;
+        fmpl_wait_init(&w, peer);
+        while (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(c))
+            if (fmpl_progress() == 0)
+                rc = fmpl_wait_idle(&w);
+    }
+    return rc != FMPL_SUCCESS ? rc : c->status;
+}
+
 int fmpl_wait_idle(fmpl_wait_t *w)
 {
     if (fmpl_g.clock_stuck)

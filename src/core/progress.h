@@ -19,6 +19,8 @@
 #ifndef FMPL_PROGRESS_H
 #define FMPL_PROGRESS_H
 
+struct fmpl_tl_comp;
+
 typedef struct fmpl_wait {
     unsigned iter;
     unsigned spin;                 /* idle polls before yielding the core */
@@ -33,6 +35,10 @@ static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = 
 double fmpl_rtime(void);           /* this machine's clock, whatever transport runs */
 int  fmpl_wait_idle(fmpl_wait_t *w);
 int  fmpl_check_peer(int peer);
+/* Wait, making progress, until the puts counted in `c` have left (`peer`
+ * named should the wait fail, -1 for anybody): FMPL_ERR_PEER, else the
+ * first error they met (c->status), else FMPL_SUCCESS. */
+int  fmpl_wait_comp(const struct fmpl_tl_comp *c, int peer);
 
 int  fmpl_progress_thread_start(void);
 void fmpl_progress_thread_stop(void);

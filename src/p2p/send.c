@@ -174,15 +174,7 @@ static int send_short(int dst, int mai, uint32_t seq, const void *buf, size_t si
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
     if (!fmpl_p2p_issue(dst, mai, seq, buf, size, &c, status, NULL, NULL))
         return 0;
-    int rc = FMPL_SUCCESS;
-    if (fmpl_tl_comp_pending(&c)) {
-        fmpl_wait_t wt;
-        fmpl_wait_init(&wt, dst);
-        while (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(&c))
-            rc = fmpl_progress() ? FMPL_SUCCESS : fmpl_wait_idle(&wt);
-    }
-    if (rc == FMPL_SUCCESS)
-        rc = c.status;
+    int rc = fmpl_wait_comp(&c, dst);
     if (rc != FMPL_SUCCESS && *status == FMPL_SUCCESS)
         *status = rc;
     return 1;

@@ -100,7 +100,7 @@
 #define FMPL_DCFA_UD_TAG   (1ull << 62)
 #define FMPL_DCFA_UD_SEND  (1ull << 61)
 /* an unsignalled request (fmpl_dcfa_post_bare): its peer in the low 24
- * bits, its verb (FMPL_DCFA_BARE_*) in bits 40-47 */
+ * bits, its verb (FMPL_DCFA_BARE_*) in bit 40 */
 #define FMPL_DCFA_BARE_TAG (1ull << 60)
 #define FMPL_DCFA_BARE_SEND  0     /* a mailbox record, inline */
 #define FMPL_DCFA_BARE_WRITE 1     /* an RDMA WRITE, inline */

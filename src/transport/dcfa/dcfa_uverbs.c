@@ -59,14 +59,15 @@ static void attr_out(struct ib_uverbs_attr *a, uint16_t id, void *p, size_t len)
     *a = (struct ib_uverbs_attr){ .attr_id = id, .len = (uint16_t)len, .data = (uintptr_t)p };
 }
 
-/* The ioctl that carries write command `cmd` (UVERBS_METHOD_INVOKE_WRITE),
- * header and attributes, into buf (IOCTL_LEN bytes). */
-static void ioctl_build(void *buf, uint32_t cmd, const void *req, size_t core_req,
-                        size_t req_len, void *resp, size_t core_resp, size_t resp_len)
+/* Write command `cmd` carried by the ioctl (UVERBS_METHOD_INVOKE_WRITE):
+ * its header and attributes, then the call. */
+static int by_ioctl(int fd, uint32_t cmd, const void *req, size_t core_req, size_t req_len,
+                    void *resp, size_t core_resp, size_t resp_len)
 {
-    struct ib_uverbs_ioctl_hdr *h = buf;
+    _Alignas(8) unsigned char buf[IOCTL_LEN];
+    struct ib_uverbs_ioctl_hdr *h = (void *)buf;
     struct ib_uverbs_attr *a = h->attrs;
-    memset(buf, 0, IOCTL_LEN);
+    memset(buf, 0, sizeof buf);
     int n = 0;
     uint64_t which = cmd;
     attr(&a[n++], UVERBS_ATTR_WRITE_CMD, &which, sizeof which);
@@ -84,14 +85,7 @@ static void ioctl_build(void *buf, uint32_t cmd, const void *req, size_t core_re
     h->method_id = UVERBS_METHOD_INVOKE_WRITE;
     h->num_attrs = (uint16_t)n;
     h->driver_id = RDMA_DRIVER_RXE;
-}
-
-static int by_ioctl(int fd, uint32_t cmd, const void *req, size_t core_req, size_t req_len,
-                    void *resp, size_t core_resp, size_t resp_len)
-{
-    _Alignas(8) unsigned char c[IOCTL_LEN];
-    ioctl_build(c, cmd, req, core_req, req_len, resp, core_resp, resp_len);
-    return ioctl(fd, RDMA_VERBS_IOCTL, c) == 0 ? 0 : errno;
+    return ioctl(fd, RDMA_VERBS_IOCTL, buf) == 0 ? 0 : errno;
 }
 
 int fmpl_uv_cmd(int fd, int via_ioctl, uint32_t cmd, void *req, size_t core_req,
