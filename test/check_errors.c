@@ -409,6 +409,8 @@ static const struct set_spec {
     {"FMPL_TRANSPORT=shm FMPL_SHM_CMA=off", "FMPL_SHM_CMA=off: 0 (no cross-memory attach)"},
     {"FMPL_TRANSPORT=ofi FMPL_OFI_PROGRESS=Manual", "FMPL_OFI_PROGRESS=Manual: auto or manual"},
     {"FMPL_TRANSPORT=ofi FMPL_OFI_MR_CACHE=on", "FMPL_OFI_MR_CACHE=on: 0 (close"},
+    {"FMPL_TRANSPORT=ofi FMPL_TICKER_MAX_MS=0", "FMPL_TICKER_MAX_MS=0: a whole number of "
+                                                "milliseconds from 1 to 10000"},
     {"FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=off", "FMPL_TCW_MODEL=off: 0 (functional emulation"},
 };
 

@@ -6,11 +6,14 @@
 #include <time.h>
 
 #include "fmpl.h"
+#include "core/env.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "transport/ticker.h"
 
-#define FMPL_TICK_NS     1000000L   /* while nobody else makes progress */
-#define FMPL_TICK_MAX_NS 8000000L   /* while the application does: doubled up to this */
+#define FMPL_TICK_NS       1000000L   /* while nobody else makes progress */
+#define FMPL_TICK_MAX_MS   64         /* while the application does: doubled up to
+                                       * this (FMPL_TICKER_MAX_MS; ticker.h) */
 
 /* Sleep `ns`, or less if stopped: 1 when stopped.  A condition variable
  * rather than nanosleep, so that fmpl_ticker_stop (in the transport's
@@ -41,11 +44,12 @@ static void *tick(void *arg)
     long ns = FMPL_TICK_NS;
     unsigned long seen = 0;
     while (!sleep_tick(t, ns)) {
+        t->wakes++;
         if (atomic_load_explicit(&t->calls, memory_order_relaxed) == seen) {
             t->progress(t->tl);
             ns = FMPL_TICK_NS;
-        } else if (ns < FMPL_TICK_MAX_NS) {
-            ns *= 2;
+        } else if (ns < t->max_ns) {
+            ns = ns * 2 < t->max_ns ? ns * 2 : t->max_ns;
         }
         seen = atomic_load_explicit(&t->calls, memory_order_relaxed);
     }
@@ -55,9 +59,17 @@ static void *tick(void *arg)
 int fmpl_ticker_start(fmpl_ticker_t *t, fmpl_tl_t *tl, int (*progress)(fmpl_tl_t *),
                       const char *who)
 {
+    long max_ms;
+    if (fmpl_env_long("FMPL_TICKER_MAX_MS", FMPL_TICK_MAX_MS, 1, 10000,
+                      "a whole number of milliseconds from 1 to 10000", &max_ms) != FMPL_SUCCESS)
+        return FMPL_ERR_ARG;
     t->tl = tl;
     t->progress = progress;
     t->stopping = 0;
+    t->max_ns = max_ms * 1000000L;
+    t->wakes = 0;
+    t->t_start = fmpl_rtime();
+    t->who = who;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -83,6 +95,9 @@ void fmpl_ticker_stop(fmpl_ticker_t *t)
     pthread_cond_signal(&t->cv);
     pthread_mutex_unlock(&t->m);
     pthread_join(t->thread, NULL);
+    if (fmpl_log_verbose())
+        fmpl_log_info("%s: the progress ticker woke %lu times in %.1f s (FMPL_TICKER_MAX_MS "
+                      "%ld)", t->who, t->wakes, fmpl_rtime() - t->t_start, t->max_ns / 1000000L);
     pthread_cond_destroy(&t->cv);
     pthread_mutex_destroy(&t->m);
     t->running = 0;

@@ -8,14 +8,22 @@
  * outside FMPL, or waits in the launcher's fence in fmpl_finalize), the
  * thread calls progress itself, so the process never holds up its peers.
  * While the application waits in FMPL the thread only wakes, sees the
- * count moved, and sleeps again, each time twice as long, up to 8 ms; the
- * first tick without a progress call brings it back to 1 ms.  So a
- * process that stops calling FMPL holds its peers up for 8 ms at most,
- * then 1 ms at most, while one that keeps calling is woken 125 times a
- * second rather than 1000.  Natively a wake-up costs a few microseconds;
- * in the soft-RoCE test bed (qemu, no KVM) dcfa's 8-byte ping-pong took
- * 31.1 us with the 1 ms tick and 22.9 us with this one (issue 17's
- * note).
+ * count moved, and sleeps again, each time twice as long, up to
+ * FMPL_TICKER_MAX_MS (default 64 ms); the first tick without a progress
+ * call brings it back to 1 ms.  So a process that stops calling FMPL
+ * holds its peers up for that long at most, then 1 ms at most, while one
+ * that keeps calling is woken 16 times a second rather than 1000.
+ *
+ * Those wake-ups are the trade: each is noise in a process that is busy
+ * communicating (the kind of periodic interruption that adds up across a
+ * large job's collectives), and a longer cap is a longer wait for a peer
+ * of a process that has just started to compute.  Natively a wake-up
+ * costs a few microseconds; in the soft-RoCE test bed (qemu, no KVM),
+ * where an interrupt and a context switch are emulated, dcfa's 8-byte
+ * ping-pong took 31.1 us with a 1 ms tick and 22.9 us doubling up to
+ * 8 ms (issue 17's notes); doubling up to 64 ms took 0.92 of the 8 ms
+ * cap's time and no ticker at all 0.88 (medians of per-round ratios, 10
+ * interleaved rounds, bench/latency -s 8).
  *
  * The thread runs under SCHED_BATCH: its wake-up never preempts the
  * thread on its core (a rank is bound to one), which it would otherwise
@@ -51,6 +59,10 @@ typedef struct fmpl_ticker {
     int stopping;
     pthread_t thread;
     int running;
+    long max_ns;                   /* the longest sleep (FMPL_TICKER_MAX_MS) */
+    unsigned long wakes;           /* how often it woke, since when, and for whom */
+    double t_start;                /* (FMPL_VERBOSE's account at the stop) */
+    const char *who;
 } fmpl_ticker_t;
 
 /* A progress call is being made (from the transport's progress): the
@@ -62,10 +74,12 @@ static inline unsigned long fmpl_ticker_note(fmpl_ticker_t *t)
     return n;
 }
 
-/* Start the thread: FMPL_SUCCESS or FMPL_ERR_SYSTEM (said on stderr). */
+/* Start the thread: FMPL_SUCCESS, FMPL_ERR_ARG (a bad FMPL_TICKER_MAX_MS)
+ * or FMPL_ERR_SYSTEM (said on stderr). */
 int  fmpl_ticker_start(fmpl_ticker_t *t, fmpl_tl_t *tl, int (*progress)(fmpl_tl_t *),
                        const char *who);
-/* Stop and join it (nothing if it never started). */
+/* Stop and join it (nothing if it never started); under FMPL_VERBOSE=1
+ * say how often it woke. */
 void fmpl_ticker_stop(fmpl_ticker_t *t);
 
 #endif
