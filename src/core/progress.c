@@ -156,9 +156,9 @@ int fmpl_wait_idle(fmpl_wait_t *w)
     /* No pause between polls: each poll is a progress pass, dozens of
      * instructions or more, which leaves a hardware sibling room enough,
      * and the pause itself only delays seeing what came.  In a virtual
-     * machine it is worse: KVM takes a loop of pauses for a spinning lock
-     * holder's waiter and exits to the host, and qemu's emulation leaves
-     * its execution loop at every one.  In the soft-RoCE test bed dcfa's
+     * machine it is worse: KVM's pause-loop exiting takes a run of pauses
+     * for a vCPU waiting on a preempted lock holder and leaves the guest,
+     * and qemu's emulation leaves its execution loop at every pause.  In the soft-RoCE test bed dcfa's
      * 8-byte ping-pong took 0.96 of its time without it (medians of
      * per-round ratios, 8 and 10 interleaved rounds); shm's natively the
      * same, 0.06 us either way. */

@@ -12,7 +12,7 @@
  * FMPL_TICKER_MAX_MS (default 64 ms); the first tick without a progress
  * call brings it back to 1 ms.  So a process that stops calling FMPL
  * holds its peers up for that long at most, then 1 ms at most, while one
- * that keeps calling is woken 16 times a second rather than 1000.
+ * that keeps calling is woken about 16 times a second rather than 1000.
  *
  * Those wake-ups are the trade: each is noise in a process that is busy
  * communicating (the kind of periodic interruption that adds up across a
