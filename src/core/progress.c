@@ -158,10 +158,11 @@ int fmpl_wait_idle(fmpl_wait_t *w)
      * and the pause itself only delays seeing what came.  In a virtual
      * machine it is worse: KVM's pause-loop exiting takes a run of pauses
      * for a vCPU waiting on a preempted lock holder and leaves the guest,
-     * and qemu's emulation leaves its execution loop at every pause.  In the soft-RoCE test bed dcfa's
-     * 8-byte ping-pong took 0.96 of its time without it (medians of
-     * per-round ratios, 8 and 10 interleaved rounds); shm's natively the
-     * same, 0.06 us either way. */
+     * and qemu's emulation leaves its execution loop at every pause.  In
+     * the soft-RoCE test bed dcfa's 8-byte ping-pong took 0.96 of its
+     * time without it (medians of per-round ratios, 8 and 10 interleaved
+     * rounds); shm's natively the same, 0.06 us either way (the runs
+     * where the machine was quiet). */
     if (i % 256)
         return FMPL_SUCCESS;
     double now = fmpl_rtime();

@@ -17,7 +17,7 @@
 
 /* Sleep `ns`, or less if stopped: 1 when stopped.  A condition variable
  * rather than nanosleep, so that fmpl_ticker_stop (in the transport's
- * close, in fmpl_finalize) does not wait out a tick of up to 8 ms. */
+ * close, in fmpl_finalize) does not wait out a tick of up to FMPL_TICKER_MAX_MS. */
 static int sleep_tick(fmpl_ticker_t *t, long ns)
 {
     struct timespec until;
