@@ -3,7 +3,8 @@
 #   make                 library, fmplrun, examples, benchmarks, tests
 #   make check           install missing Debian packages, build, run every test
 #   make bench           install missing packages, build and run the benchmarks
-#                        on a local 2-process job (the README's first command)
+#                        on a local 2-process job (the README's first command);
+#                        QUICK=1: every table with few iterations (CI's)
 #   make install PREFIX=/usr/local [DESTDIR=...]
 #   make help            every target and variable
 #
@@ -298,7 +299,9 @@ examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h $(FMOD)
 	$(say) FC $@
 	$(Q)$(FC) $(LDFLAGS) $(FFLAGS) -Wall -Iinclude -I$(FMOD_BUILD) -o $@ $< $(EX_LDFLAGS)
 
-bench-build: $(BENCH) $(BENCH_MPI)
+# bench-build: every program bench/run_local.sh and the scripts it calls
+# run, examples/himeno among them (bench/tca)
+bench-build: $(BENCH) $(BENCH_MPI) examples/himeno
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
@@ -395,9 +398,12 @@ coverage: deps
 	-./test/run_tests.sh $(TESTS)
 	./test/coverage.sh -f build/coverage.csv
 
+# make bench QUICK=1: every program and table with few iterations (CI
+# runs it on a fresh clone: .ci/run)
+QUICK ?=
 bench: deps
-	$(MAKE) lib/libfmpl.a bin/fmplrun bench-build
-	./bench/run_local.sh
+	$(MAKE) -j$(NPROC) lib/libfmpl.a bin/fmplrun bench-build
+	./bench/run_local.sh $(if $(filter-out 0,$(QUICK)),-q)
 
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
@@ -434,6 +440,7 @@ help:
 	@echo "  check          install missing Debian packages, build, run every test"
 	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
+	@echo "                 (QUICK=1: every table with few iterations, as CI runs it)"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
 	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
 	@echo "  coverage       rebuild with --coverage, run the tests (TESTS=\"NAME...\": some),"
