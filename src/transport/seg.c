@@ -39,6 +39,19 @@ int fmpl_seg_create(const char *name, size_t len, int *fd, void **base)
     return FMPL_SUCCESS;
 }
 
+void *fmpl_seg_zalloc(size_t len)
+{
+    void *p = mmap(NULL, len ? len : 1, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void fmpl_seg_zfree(void *p, size_t len)
+{
+    if (p)
+        munmap(p, len ? len : 1);
+}
+
 void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len)
 {
     char path[64];

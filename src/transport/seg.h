@@ -18,6 +18,12 @@
 /* Create a segment of `len` bytes (zero-filled, pages touched on use):
  * *fd and *base on success (FMPL_SUCCESS), else an FMPL error, logged. */
 int  fmpl_seg_create(const char *name, size_t len, int *fd, void **base);
+/* Private zero pages for a table indexed by peer (a matching area): never
+ * written at allocation, so only the pages of the peers a rank talks to
+ * become resident; page-aligned.  NULL when the address space is short.
+ * Free with the same length. */
+void *fmpl_seg_zalloc(size_t len);
+void  fmpl_seg_zfree(void *p, size_t len);
 /* Map another process's memfd; *len == 0 asks for its whole size, which
  * is returned in *len.  NULL on failure (errno set). */
 void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len);

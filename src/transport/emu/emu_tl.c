@@ -302,12 +302,14 @@ int fmpl_emu_tl_open(fmpl_emu_tl_t *et, const fmpl_emu_config_t *cfg)
 {
     fmpl_tl_t *tl = et->tl;
     size_t lines = (size_t)tl->size * (size_t)tl->nidx;
-    et->mbox = aligned_alloc(FMPL_TL_LINE, lines * FMPL_TL_LINE);
+    /* fresh zero pages, never written here: a peer's lines become
+     * resident when it first writes one, so the matching area grows with
+     * the peers a rank talks to (a page holds 64 lines of one peer's) */
+    et->mbox = fmpl_seg_zalloc(lines * FMPL_TL_LINE);
     et->pid = calloc((size_t)tl->size, sizeof *et->pid);
-    et->staging = calloc(lines, FMPL_TL_LINE);
+    et->staging = fmpl_seg_zalloc(lines * FMPL_TL_LINE);
     if (!et->mbox || !et->pid || !et->staging)
         return FMPL_ERR_NOMEM;
-    memset(et->mbox, 0, lines * FMPL_TL_LINE);
     /* the area tables first in the fabric's shared bytes, 64-byte aligned */
     fmpl_emu_config_t c = *cfg;
     size_t tables = fmpl_emu_areas_bytes(tl->size, et->areas.max);
@@ -346,9 +348,9 @@ void fmpl_emu_tl_close(fmpl_emu_tl_t *et)
     fmpl_emu_areas_fini(&et->areas);
     fmpl_emu_close(et->emu);
     et->emu = NULL;
-    free(et->mbox);
+    fmpl_seg_zfree(et->mbox, (size_t)et->tl->size * (size_t)et->tl->nidx * FMPL_TL_LINE);
     free(et->pid);
-    free(et->staging);
+    fmpl_seg_zfree(et->staging, (size_t)et->tl->size * (size_t)et->tl->nidx * FMPL_TL_LINE);
     et->staging = NULL;
     et->mbox = NULL;
     et->pid = NULL;

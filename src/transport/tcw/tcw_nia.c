@@ -40,31 +40,40 @@ int fmpl_tcw_tcw_init(fmpl_tcw_t *t)
 {
     fmpl_tl_t *tl = t->et->tl;
     size_t n = (size_t)tl->size * (size_t)tl->nidx * 2;
-    t->mbox_tcw = calloc(n, sizeof *t->mbox_tcw);
-    t->staging = calloc(n, FMPL_TCW_HALF);
+    /* zero pages (seg.h): the words and their sources of a peer become
+     * resident when we first write to it */
+    t->mbox_tcw = fmpl_seg_zalloc(n * sizeof *t->mbox_tcw);
+    t->staging = fmpl_seg_zalloc(n * FMPL_TCW_HALF);
     t->data_tcw = calloc((size_t)tl->size, sizeof *t->data_tcw);
     if (!t->mbox_tcw || !t->staging || !t->data_tcw)
         return FMPL_ERR_NOMEM;
-    /* the TCW-reuse words: our line in every peer's matching area, each
-     * half with a source of its own, built once */
-    for (int p = 0; p < tl->size; p++)
-        for (int i = 0; i < tl->nidx; i++)
-            for (unsigned h = 0; h < 2; h++) {
-                size_t k = mbox_slot(tl, p, i, h);
-                t->mbox_tcw[k] = (tcw_word_t){
-                    .src = (uint64_t)(uintptr_t)(t->staging + k * FMPL_TCW_HALF),
-                    .size = FMPL_TCW_HALF, .dst = p, .area = FMPL_TCW_MBOX_AREA,
-                    .off = ((uint64_t)tl->rank * (uint64_t)tl->nidx + (uint64_t)i) *
-                               FMPL_TL_LINE + h * FMPL_TCW_HALF };
-            }
     return FMPL_SUCCESS;
 }
 
 void fmpl_tcw_tcw_fini(fmpl_tcw_t *t)
 {
-    free(t->mbox_tcw);
-    free(t->staging);
+    size_t n = (size_t)t->et->tl->size * (size_t)t->et->tl->nidx * 2;
+    fmpl_seg_zfree(t->mbox_tcw, n * sizeof *t->mbox_tcw);
+    fmpl_seg_zfree(t->staging, n * FMPL_TCW_HALF);
     free(t->data_tcw);
+}
+
+/* The TCW-reuse word for our line at `peer` about `idx`, half `h`, each
+ * half with a source of its own: built the first time it is kicked, then
+ * only kicked (the paper built them at start-up; here a peer we never
+ * write to costs nothing). */
+static const tcw_word_t *mbox_word(fmpl_tcw_t *t, int peer, int idx, unsigned h)
+{
+    fmpl_tl_t *tl = t->et->tl;
+    size_t k = mbox_slot(tl, peer, idx, h);
+    tcw_word_t *w = &t->mbox_tcw[k];
+    if (w->size == 0)
+        *w = (tcw_word_t){
+            .src = (uint64_t)(uintptr_t)(t->staging + k * FMPL_TCW_HALF),
+            .size = FMPL_TCW_HALF, .dst = peer, .area = FMPL_TCW_MBOX_AREA,
+            .off = ((uint64_t)tl->rank * (uint64_t)tl->nidx + (uint64_t)idx) * FMPL_TL_LINE +
+                   h * FMPL_TCW_HALF };
+    return w;
 }
 
 /* The NIA takes the TCW: the transfer on its way through the crossbars. */
@@ -118,9 +127,7 @@ int fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (off % FMPL_TCW_HALF || off >= FMPL_TL_LINE || len < 8 || len > FMPL_TCW_HALF)
         return FMPL_ERR_ARG;
-    unsigned half = off / FMPL_TCW_HALF;
-    size_t k = mbox_slot(tl, peer, idx, half);
-    const tcw_word_t *w = &t->mbox_tcw[k];
+    const tcw_word_t *w = mbox_word(t, peer, idx, off / FMPL_TCW_HALF);
     /* the record into the reused TCW's source, then the kick alone; bytes
      * past `len` are what this TCW wrote last time, so the line keeps them */
     uint8_t *staging = (uint8_t *)(uintptr_t)w->src;
