@@ -51,9 +51,15 @@ fmpl_emu_time_t fmpl_emu_cpu_charge(const emu_shared_t *sh, int64_t cpu)
     return (fmpl_emu_time_t)((double)cpu * 1e3 * sh->cpu_scale);
 }
 
-/* The program's CPU time since it left FMPL, as modeled time. */
+/* The program's CPU time since it left FMPL, as modeled time.  Before
+ * the first call (fmpl_init's, after the engine opened) there is none:
+ * what ran since the open was fmpl_init itself, whose CPU time here -
+ * tens of milliseconds with hundreds of ranks on two cores, different
+ * every run - is not the program's. */
 static fmpl_emu_time_t user_time(fmpl_emu_t *e)
 {
+    if (!e->started)
+        return 0;
     return fmpl_emu_cpu_charge(e->sh, fmpl_emu_cpu_ns() - e->cpu_exit - e->cpu_overhead);
 }
 
@@ -99,10 +105,9 @@ void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb)
     }
     int64_t old = atomic_load(&me->lb);
     atomic_store(&me->cpu_exit, INT64_MAX);
-    atomic_store(&me->state, state);
-    atomic_store(&me->lb, lb);
+    fmpl_emu_bound_set_locked(sh, e->rank, state, lb);
     if (lb > old)
-        fmpl_emu_wake_held_locked(sh, e->rank, old);
+        fmpl_emu_wake_passed_locked(sh);
     fmpl_emu_unlock(e);
     if (state == EMU_USER) {
         e->cpu_exit = fmpl_emu_cpu_ns();
@@ -115,6 +120,7 @@ int fmpl_emu_enter(fmpl_emu_t *e)
     if (e->depth++ || !e->model)
         return 0;
     e->vt += user_time(e);
+    e->started = 1;
     fmpl_emu_publish(e, EMU_RUN, e->vt);
     return 1;
 }

@@ -104,7 +104,7 @@ static void inbox_insert(emu_shared_t *sh, int r, int32_t i)
      * but not before its own clock */
     fmpl_emu_time_t wake = en[i].t > rk->vt ? en[i].t : rk->vt;
     if (atomic_load(&rk->state) == EMU_BLOCKED && wake < atomic_load(&rk->lb))
-        atomic_store(&rk->lb, wake);
+        fmpl_emu_bound_set_locked(sh, r, EMU_BLOCKED, wake);
 }
 
 static int post(emu_shared_t *sh, int dst, fmpl_emu_time_t t, int src, uint64_t seq,

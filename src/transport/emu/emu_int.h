@@ -10,6 +10,8 @@
  *   ps     [nlinks] picoseconds per byte of each link
  *   xfers  [max_xfers] transfers on their way (pool)
  *   ents   [max_entries] inbox entries (pool)
+ *   bounds [2 x leaves] the bound tree, needs [2 x leaves] the sleepers'
+ *                  tree (emu_bound.c)
  *   pairs  [size][size] the last record's time from each rank to each
  *                  (pair_order only)
  *   fabric         the fabric's own shared area
@@ -100,7 +102,8 @@ typedef struct emu_shared {
     double cpu_scale;
     int64_t cpu_threshold;
     uint64_t seg_len, ranks_off, chans_off, links_off, ps_off, xfers_off, ents_off,
-             pairs_off, fabric_off, fabric_len;
+             bounds_off, needs_off, pairs_off, fabric_off, fabric_len;
+    uint64_t leaves;               /* of the trees: a power of two >= size */
     pthread_mutex_t lock;
     _Atomic int32_t lock_holder;   /* the rank inside, -1: none (for a message) */
     int32_t xfer_free, ent_free;   /* pool free lists */
@@ -121,11 +124,14 @@ struct fmpl_emu {
     int64_t cpu_exit;              /* process CPU time (ns) when FMPL was left */
     int64_t cpu_overhead;          /* what reading it costs */
     int depth;                     /* nested enter/exit */
+    int started;                   /* fmpl_init's first call began: the program's
+                                      time counts from there (emu_clock.c) */
     clockid_t *cpu_clock;          /* [size]: the peers' process CPU clocks */
     /* delivery scratch */
     fmpl_emu_msg_t *due;
     int due_cap;
     double warn_t;                 /* real time of the last "waiting for rank" note */
+    double laggard_t;              /* ... of the last look for dead laggards */
     long wait_ns;                  /* the futex time-out, grows while nothing moves */
     uint32_t wait_seen;
     fmpl_emu_time_t wait_need;
@@ -156,6 +162,14 @@ static inline emu_ent_t *emu_ents(emu_shared_t *sh)
 {
     return (emu_ent_t *)(void *)((uint8_t *)sh + sh->ents_off);
 }
+static inline fmpl_emu_time_t *emu_bounds(emu_shared_t *sh)
+{
+    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->bounds_off);
+}
+static inline fmpl_emu_time_t *emu_needs(emu_shared_t *sh)
+{
+    return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->needs_off);
+}
 static inline fmpl_emu_time_t *emu_pairs(emu_shared_t *sh)
 {
     return (fmpl_emu_time_t *)(void *)((uint8_t *)sh + sh->pairs_off);
@@ -183,8 +197,19 @@ int fmpl_emu_inbox_take_locked(fmpl_emu_t *e, fmpl_emu_time_t t);
 fmpl_emu_time_t fmpl_emu_link_reserve(emu_link_t *L, fmpl_emu_time_t now, fmpl_emu_time_t a,
                                       fmpl_emu_time_t d);
 
+/* emu_bound.c: tournament trees, 1-based, leaves at [leaves .. 2 x leaves) */
+size_t fmpl_emu_tree_leaves(int size);
+void fmpl_emu_tree_init(fmpl_emu_time_t *t, size_t leaves, int size, fmpl_emu_time_t v);
+void fmpl_emu_tree_set(fmpl_emu_time_t *t, size_t leaves, int r, fmpl_emu_time_t v);
+/* rank r's state and published bound (every change goes through here) */
+void fmpl_emu_bound_set_locked(emu_shared_t *sh, int r, int state, fmpl_emu_time_t lb);
+/* up to max ranks (not us) whose published bound is at or below need */
+int  fmpl_emu_bound_below_locked(fmpl_emu_t *e, fmpl_emu_time_t need, int *out, int max);
+/* rank r sleeps until K passes need; K may have moved: wake who may go on */
+void fmpl_emu_sleeper_set_locked(emu_shared_t *sh, int r, fmpl_emu_time_t need);
+void fmpl_emu_wake_passed_locked(emu_shared_t *sh);
+
 /* emu_sync.c */
 void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r);
-void fmpl_emu_wake_held_locked(emu_shared_t *sh, int self, fmpl_emu_time_t old);
 
 #endif

@@ -35,6 +35,11 @@ static void layout(emu_shared_t *h, int size, const fmpl_emu_config_t *c)
     off = round_up(off + (size_t)c->max_xfers * sizeof(emu_xfer_rec_t), 64);
     h->ents_off = off;
     off = round_up(off + (size_t)c->max_entries * sizeof(emu_ent_t), 64);
+    h->leaves = fmpl_emu_tree_leaves(size);
+    h->bounds_off = off;
+    off = round_up(off + 2 * h->leaves * sizeof(fmpl_emu_time_t), 64);
+    h->needs_off = off;
+    off = round_up(off + 2 * h->leaves * sizeof(fmpl_emu_time_t), 64);
     h->pairs_off = off;
     if (c->pair_order)
         off += (size_t)size * (size_t)size * sizeof(fmpl_emu_time_t);
@@ -92,6 +97,8 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
         atomic_store(&rk[r].lb, 0);
         atomic_store(&rk[r].state, EMU_RUN);
     }
+    fmpl_emu_tree_init(emu_bounds(h), h->leaves, h->size, 0);
+    fmpl_emu_tree_init(emu_needs(h), h->leaves, h->size, FMPL_EMU_NEVER);
     emu_chan_t *ch = emu_chans(h);
     for (int i = 0; i < h->nchan; i++)
         ch[i] = (emu_chan_t){ .free_at = 0, .head = -1, .tail = -1, .cur = -1 };
@@ -174,6 +181,7 @@ int fmpl_emu_open(fmpl_tl_t *tl, const fmpl_emu_config_t *cfg, fmpl_emu_apply_fn
         emu_ranks(e->sh)[tl->rank].cpu_overhead = e->cpu_overhead;
         e->vt = 0;
         e->depth = 0;
+        e->started = 0;
         fmpl_emu_publish(e, EMU_USER, 0);
         /* nobody kicks before everybody is here */
         rc = b->ops->fence(b);

@@ -54,80 +54,38 @@ void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r)
         syscall(SYS_futex, &rk->bell, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
-/* A bound that was `old` moved up: wake the sleepers it may have held
- * back - those that need the bound past `old` or more - and nobody else.
- * A sleeper that needs FMPL_EMU_NEVER waits for an entry only, and is
- * woken when one comes (fmpl_emu_wake_rank_locked). */
-void fmpl_emu_wake_held_locked(emu_shared_t *sh, int self, fmpl_emu_time_t old)
-{
-    emu_rank_t *rk = emu_ranks(sh);
-    for (int r = 0; r < sh->size; r++)
-        if (r != self && atomic_load(&rk[r].sleeping) && rk[r].need >= old &&
-            rk[r].need != FMPL_EMU_NEVER)
-            fmpl_emu_wake_rank_locked(sh, r);
-}
-
-/* A rank that computes has used `cpu` ns of CPU time since it left FMPL
- * at bound lb: nothing it kicks can come before lb + that time. */
-static fmpl_emu_time_t computing_bound(fmpl_emu_t *e, int r, fmpl_emu_time_t lb)
-{
-    emu_shared_t *sh = e->sh;
-    struct timespec ts;
-    if (sh->cpu_scale <= 0 || e->cpu_clock[r] == (clockid_t)-1 ||
-        clock_gettime(e->cpu_clock[r], &ts) != 0)
-        return lb;
-    int64_t exit = atomic_load(&emu_ranks(sh)[r].cpu_exit);
-    if (exit == INT64_MAX)
-        return lb;                 /* it is just leaving FMPL */
-    int64_t cpu = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - exit -
-                  emu_ranks(sh)[r].cpu_overhead;
-    return tadd(lb, fmpl_emu_cpu_charge(sh, cpu));
-}
-
-fmpl_emu_time_t fmpl_emu_bound_locked(fmpl_emu_t *e, fmpl_emu_time_t need)
-{
-    emu_shared_t *sh = e->sh;
-    emu_rank_t *rk = emu_ranks(sh);
-    fmpl_emu_time_t k = FMPL_EMU_NEVER;
-    for (int r = 0; r < sh->size; r++) {
-        int st = atomic_load(&rk[r].state);
-        if (st == EMU_GONE)
-            continue;
-        fmpl_emu_time_t lb = atomic_load(&rk[r].lb);
-        if (r == e->rank)
-            lb = tmax(lb, e->vt);  /* nothing we kick comes before our clock */
-        else if (st == EMU_USER && lb <= need)
-            lb = computing_bound(e, r, lb);
-        k = tmin(k, lb);
-    }
-    return k;
-}
-
-/* The rank(s) holding the bound at or below `need`: gone without a word?
- * (killed, or exited without fmpl_finalize).  Then they kick nothing more. */
+/* The ranks holding the bound at or below `need`: gone without a word?
+ * (killed, or exited without fmpl_finalize).  Then they kick nothing
+ * more.  A look costs a system call a rank, so it is taken at most every
+ * LAGGARD_PERIOD_S and at LAGGARDS_MAX ranks (the launcher's liveness
+ * check, settle() in core/progress.c, covers the others). */
+#define LAGGARD_PERIOD_S 0.05
+#define LAGGARDS_MAX 8
 static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
 {
     emu_shared_t *sh = e->sh;
     emu_rank_t *rk = emu_ranks(sh);
-    int slow = -1;
-    for (int r = 0; r < sh->size; r++) {
-        if (r == e->rank || atomic_load(&rk[r].state) == EMU_GONE)
-            continue;
-        if (atomic_load(&rk[r].lb) > need)
-            continue;
+    double now = real_now();
+    if (now - e->laggard_t < LAGGARD_PERIOD_S)
+        return;
+    e->laggard_t = now;
+    int who[LAGGARDS_MAX], n, slow = -1;
+    if (fmpl_emu_lock(e) != 0)
+        return;
+    n = fmpl_emu_bound_below_locked(e, need, who, LAGGARDS_MAX);
+    fmpl_emu_unlock(e);
+    for (int i = 0; i < n; i++) {
+        int r = who[i];
         if (kill(rk[r].pid, 0) != 0 && errno == ESRCH) {
             if (fmpl_emu_lock(e) != 0)
                 return;
-            fmpl_emu_time_t old = atomic_load(&rk[r].lb);
-            atomic_store(&rk[r].state, EMU_GONE);
-            atomic_store(&rk[r].lb, FMPL_EMU_NEVER);
-            fmpl_emu_wake_held_locked(sh, r, old);
+            fmpl_emu_bound_set_locked(sh, r, EMU_GONE, FMPL_EMU_NEVER);
+            fmpl_emu_wake_passed_locked(sh);
             fmpl_emu_unlock(e);
         } else if (slow < 0) {
             slow = r;
         }
     }
-    double now = real_now();
     if (slow >= 0 && e->warn_t > 0 && now - e->warn_t > WARN_AFTER_S) {
         fmpl_log_info("%s: rank %d has waited %.0f s for rank %d to pass the emulated "
                       "time %.3f ms (it computes, or is blocked outside FMPL)",
@@ -148,7 +106,7 @@ static void sleep_unlock(fmpl_emu_t *e, fmpl_emu_time_t need)
     emu_shared_t *sh = e->sh;
     emu_rank_t *me = &emu_ranks(sh)[e->rank];
     uint32_t seen = atomic_load(&me->bell);
-    me->need = need;
+    fmpl_emu_sleeper_set_locked(sh, e->rank, need);
     atomic_store(&me->sleeping, 1);
     fmpl_emu_unlock(e);
     if (e->wait_ns < WAIT_MIN_NS || seen != e->wait_seen || e->wait_need != need)
@@ -186,10 +144,8 @@ static void apply_due(fmpl_emu_t *e, int n)
 static void awake_locked(fmpl_emu_t *e)
 {
     emu_rank_t *me = &emu_ranks(e->sh)[e->rank];
-    if (atomic_load(&me->state) == EMU_BLOCKED) {
-        atomic_store(&me->state, EMU_RUN);
-        atomic_store(&me->lb, e->vt);
-    }
+    if (atomic_load(&me->state) == EMU_BLOCKED)
+        fmpl_emu_bound_set_locked(e->sh, e->rank, EMU_RUN, e->vt);
 }
 
 /* Running, our bound is our clock: the charges since we published it
@@ -198,10 +154,9 @@ static void awake_locked(fmpl_emu_t *e)
 static void catch_up_locked(fmpl_emu_t *e)
 {
     emu_rank_t *me = &emu_ranks(e->sh)[e->rank];
-    fmpl_emu_time_t old = atomic_load(&me->lb);
-    if (atomic_load(&me->state) == EMU_RUN && old < e->vt) {
-        atomic_store(&me->lb, e->vt);
-        fmpl_emu_wake_held_locked(e->sh, e->rank, old);
+    if (atomic_load(&me->state) == EMU_RUN && atomic_load(&me->lb) < e->vt) {
+        fmpl_emu_bound_set_locked(e->sh, e->rank, EMU_RUN, e->vt);
+        fmpl_emu_wake_passed_locked(e->sh);
     }
 }
 
@@ -251,10 +206,9 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
     me->deadline = deadline;
     me->vt = e->vt;
     fmpl_emu_time_t next = tmax(e->vt, tmin(fmpl_emu_inbox_first(sh, e->rank), deadline));
-    atomic_store(&me->state, EMU_BLOCKED);
-    atomic_store(&me->lb, next);
+    fmpl_emu_bound_set_locked(sh, e->rank, EMU_BLOCKED, next);
     if (next > old)
-        fmpl_emu_wake_held_locked(sh, e->rank, old);
+        fmpl_emu_wake_passed_locked(sh);
     fmpl_emu_run_locked(e);
     /* the engine may have brought something earlier */
     next = tmax(e->vt, tmin(fmpl_emu_inbox_first(sh, e->rank), deadline));
@@ -262,8 +216,7 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
     if (next != FMPL_EMU_NEVER && fmpl_emu_bound_locked(e, need) > need) {
         e->vt = next;
         int n = fmpl_emu_inbox_take_locked(e, e->vt);
-        atomic_store(&me->state, EMU_RUN);
-        atomic_store(&me->lb, e->vt);
+        fmpl_emu_bound_set_locked(sh, e->rank, EMU_RUN, e->vt);
         fmpl_emu_unlock(e);
         apply_due(e, n);
         return 1;
