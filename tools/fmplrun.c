@@ -186,8 +186,12 @@ static void usage(void)
             FMPL_CTL_MAX_SIZE);
 }
 
-static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void usage_error(const char *fmt, ...)
+/* The parsers' results: go on with the job, or exit with this status. */
+#define RUN_JOB (-1)
+
+/* Returns 2, the status a usage error exits with. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
     va_list ap;
 
@@ -196,10 +200,13 @@ static void usage_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputs("\nTry 'fmplrun --help'.\n", stderr);
     va_end(ap);
-    exit(2);
+    return 2;
 }
 
-static void parse_args(int argc, char **argv)
+/* The command line into `job`: RUN_JOB, or the status to exit with (0 after
+ * --help or --version, 2 after a usage error, its message printed).  It
+ * does not exit itself, so the fuzz harness can call it. */
+static int parse_args(int argc, char **argv)
 {
     int i;
 
@@ -212,10 +219,10 @@ static void parse_args(int argc, char **argv)
         }
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage();
-            exit(0);
+            return 0;
         } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
             printf("fmplrun (FMPL) %s\n", FMPL_VERSION_STRING);
-            exit(0);
+            return 0;
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--prefix") == 0) {
             job.prefix = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
@@ -226,35 +233,36 @@ static void parse_args(int argc, char **argv)
 
             val = isdigit((unsigned char)a[2]) ? a + 2 : argv[++i];
             if (val == NULL)
-                usage_error("%s needs a number of processes", a);
+                return usage_error("%s needs a number of processes", a);
             if (fmpl_parse_long(val, 1, FMPL_CTL_MAX_SIZE, &n) != 0)
-                usage_error("the number of processes must be 1 to %d, not '%s'",
-                            FMPL_CTL_MAX_SIZE, val);
+                return usage_error("the number of processes must be 1 to %d, not '%s'",
+                                   FMPL_CTL_MAX_SIZE, val);
             job.n = (int)n;
         } else if (strcmp(a, "-t") == 0 || strcmp(a, "--timeout") == 0 ||
                    strncmp(a, "--timeout=", 10) == 0) {
             val = a[1] == '-' && a[9] == '=' ? a + 10 : argv[++i];
             if (val == NULL)
-                usage_error("%s needs a number of seconds", a);
+                return usage_error("%s needs a number of seconds", a);
             if (fmpl_parse_double(val, 0, 1e9, &job.timeout_s) != 0 || !(job.timeout_s > 0))
-                usage_error("the timeout must be a number of seconds > 0, not '%s'", val);
+                return usage_error("the timeout must be a number of seconds > 0, not '%s'", val);
         } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0) {
             val = a[9] == '=' ? a + 10 : argv[++i];
             if (val == NULL)
-                usage_error("%s needs 'core' or 'none'", a);
+                return usage_error("%s needs 'core' or 'none'", a);
             if (strcmp(val, "core") == 0)
                 job.bind = BIND_CORE;
             else if (strcmp(val, "none") == 0)
                 job.bind = BIND_NONE;
             else
-                usage_error("--bind-to takes 'core' or 'none', not '%s'", val);
+                return usage_error("--bind-to takes 'core' or 'none', not '%s'", val);
         } else {
-            usage_error("unknown option '%s'", a);
+            return usage_error("unknown option '%s'", a);
         }
     }
     if (i >= argc)
-        usage_error("no program to run");
+        return usage_error("no program to run");
     job.argv = argv + i;
+    return RUN_JOB;
 }
 
 /* The program as execvp would find it, checked once here so that a typo
@@ -358,18 +366,20 @@ static void setup_env(void)
     setenv(FMPL_ENV_JOBID, job.jobid, 1);
 }
 
-static void grace_from_env(void)
+/* FMPL_KILL_GRACE into job.grace_ms: RUN_JOB, or 2 after a usage error. */
+static int grace_from_env(void)
 {
     const char *s = getenv("FMPL_KILL_GRACE");
     double v;
 
     job.grace_ms = DEFAULT_GRACE_MS;
     if (s == NULL || *s == '\0')
-        return;
+        return RUN_JOB;
     if (fmpl_parse_double(s, 0, 1e6, &v) != 0)
-        usage_error("FMPL_KILL_GRACE=%s: seconds between a rank's failure and SIGTERM to the "
-                    "others, 0 to 1e6", s);
+        return usage_error("FMPL_KILL_GRACE=%s: seconds between a rank's failure and SIGTERM "
+                           "to the others, 0 to 1e6", s);
     job.grace_ms = (long long)(v * 1000 + 0.5);
+    return RUN_JOB;
 }
 
 /* --prefix needs two pipes per rank. */
@@ -970,10 +980,12 @@ int main(int argc, char **argv)
     sigset_t mask;
     int code;
 
-    parse_args(argc, argv);
+    if ((code = parse_args(argc, argv)) != RUN_JOB)
+        return code;
     ensure_std_fds();
     find_program();
-    grace_from_env();
+    if ((code = grace_from_env()) != RUN_JOB)
+        return code;
     make_jobid();
     create_ctl();
     setup_env();

@@ -4,38 +4,25 @@
  *
  * Input: the arguments after "fmplrun", separated by NUL bytes (at most
  * 32); if the first byte is odd, the first argument is FMPL_KILL_GRACE's
- * value instead.  fmplrun's exit (a usage error, --help, --version)
- * returns here through a longjmp.  What the parser accepts must be a job
- * fmplrun can start: 1 to FMPL_CTL_MAX_SIZE ranks, a timeout of 0 (none)
- * or in (0, 1e9], a grace of 0 to 1e6 s, and a program that is one of
- * the arguments given; a usage error must exit with status 2, --help and
- * --version with 0.
+ * value instead.  The parsers return the status fmplrun exits with when
+ * it does not start a job (a usage error, --help, --version).  What they
+ * accept must be a job fmplrun can start: 1 to FMPL_CTL_MAX_SIZE ranks, a
+ * timeout of 0 (none) or in (0, 1e9], a grace of 0 to 1e6 s, and a
+ * program that is one of the arguments given; a usage error must return
+ * 2, --help and --version 0.
  *
  * The harness includes fmplrun.c (its parser is static), with its main
- * and exit renamed.
+ * renamed.
  */
 #define _GNU_SOURCE                /* as tools/fmplrun.c, whose headers come first here */
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static jmp_buf fuzz_jmp;
-static int fuzz_status;
-
-static void fuzz_exit(int status) __attribute__((noreturn));
-static void fuzz_exit(int status)
-{
-    fuzz_status = status;
-    longjmp(fuzz_jmp, 1);
-}
-
-#define exit(status) fuzz_exit(status)
 #define main fmplrun_main
 #include "../../tools/fmplrun.c"
 #undef main
-#undef exit
 
 #define MAXARGS 32
 
@@ -73,19 +60,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     else
         unsetenv("FMPL_KILL_GRACE");
 
-    volatile int stage = 0;
-    if (setjmp(fuzz_jmp) != 0) {
-        /* exited: a usage error (2), or --help / --version (0), and only
-         * from the stage that may */
-        if (fuzz_status != 0 && fuzz_status != 2)
-            abort();
-        if (fuzz_status == 0 && stage != 0)
+    /* not a job: a usage error (2), or --help / --version (0), and only
+     * from the parser that may */
+    int st = parse_args(argc, argv);
+    if (st != RUN_JOB) {
+        if (st != 0 && st != 2)
             abort();
         return 0;
     }
-    parse_args(argc, argv);
-    stage = 1;
-    grace_from_env();
+    st = grace_from_env();
+    if (st != RUN_JOB) {
+        if (st != 2)
+            abort();
+        return 0;
+    }
 
     if (job.n < 1 || job.n > FMPL_CTL_MAX_SIZE)
         abort();
