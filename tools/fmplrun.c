@@ -72,35 +72,65 @@ enum phase {
     KILLED                        /* SIGKILL sent */
 };
 
-static struct {
-    /* options */
-    int n;
+/*
+ * The state, owned by concern rather than one global; main() holds one of
+ * each and passes them down.  No signal handler needs any of it: signals
+ * are read from a signalfd in the poll loop.
+ */
+
+/* The command line and FMPL_KILL_GRACE: written by parse_args and
+ * grace_from_env, read-only afterwards. */
+struct opts {
+    int n;                        /* ranks */
     double timeout_s;             /* 0: none */
     int prefix;
     int verbose;
     int bind;                     /* --bind-to: BIND_AUTO, BIND_CORE, BIND_NONE */
     char **argv;                  /* program and its arguments */
-    const char *path;             /* program resolved against PATH */
     long long grace_ms;
+};
 
+/* What fmplrun shares with the ranks: the job id and the control memory
+ * (src/core/launch_ctl.h). */
+struct job {
     char jobid[FMPL_BOOT_JOBID_MAX];
     struct fmpl_ctl *ctl;
     int ctl_fd;
-    int exec_pipe[2];
-    int sigfd;
+};
+
+/* The ranks' processes: start_ranks forks them and fills pid[]; the
+ * supervisor clears a rank's pid and counts it out once it is reaped. */
+struct ranks {
+    const struct opts *opt;
+    const struct job *job;
+    const char *path;             /* program resolved against PATH */
+    pid_t self;                   /* fmplrun, the ranks' parent */
     sigset_t child_mask;          /* the signal mask we were started with */
-    pid_t self;
     struct rlimit nofile;         /* as inherited, restored in the ranks */
     int nofile_raised;
-
+    int exec_pipe[2];             /* a child that cannot exec says so here */
     int *cpu;                     /* per rank: the CPU it is bound to, or NULL */
     pid_t *pid;                   /* per rank; 0 when reaped or never started */
-    char *reported;               /* per rank: its failure was already told */
     int nalive;
-    struct stream *streams;       /* 2 per rank under --prefix, else NULL */
-    struct pollfd *pfds;          /* signalfd, then one per stream */
-    int out_gone[3];              /* [1], [2]: our stdout, stderr reader left */
+};
 
+/* --prefix: the ranks' output pipes, read in the supervisor's poll loop. */
+struct fwd {
+    int nstreams;                 /* 2 per rank under --prefix, else 0 */
+    struct stream *streams;
+    struct pollfd *pfds;          /* streams[i]'s entry in the poll set */
+    int out_gone[3];              /* [1], [2]: our stdout, stderr reader left */
+};
+
+/* Watching the ranks: their exits, signals to fmplrun, the deadlines. */
+struct sup {
+    const struct opts *opt;
+    const struct job *job;
+    struct ranks *ranks;
+    struct fwd *fwd;
+    int sigfd;
+    struct pollfd *pfds;          /* signalfd, then one per stream */
+    char *reported;               /* per rank: its failure was already told */
     enum phase phase;
     long long timeout_at, grace_at, kill_at;   /* monotonic ms; 0: not armed */
     int status;                   /* first non-zero exit of a rank */
@@ -108,7 +138,7 @@ static struct {
     int aborted;
     int end_code;                 /* timeout, signal, abort: -1 if none */
     int signalled;
-} job = { .n = 1, .end_code = -1 };
+};
 
 enum { BIND_AUTO, BIND_CORE, BIND_NONE };
 
@@ -119,12 +149,13 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void verbose(const char *fmt, ...)
+static void verbose(const struct opts *opt, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void verbose(const struct opts *opt, const char *fmt, ...)
 {
     va_list ap;
 
-    if (!job.verbose)
+    if (!opt->verbose)
         return;
     va_start(ap, fmt);
     fputs("fmplrun: ", stderr);
@@ -203,12 +234,14 @@ static int usage_error(const char *fmt, ...)
     return 2;
 }
 
-/* The command line into `job`: RUN_JOB, or the status to exit with (0 after
- * --help or --version, 2 after a usage error, its message printed).  It
- * does not exit itself, so the fuzz harness can call it. */
-static int parse_args(int argc, char **argv)
+/* The command line into *opt: RUN_JOB, or the status to exit with (0
+ * after --help or --version, 2 after a usage error, its message printed).
+ * It does not exit itself, so the fuzz harness can call it. */
+static int parse_args(struct opts *opt, int argc, char **argv)
 {
     int i;
+
+    *opt = (struct opts){ .n = 1, .bind = BIND_AUTO };
 
     for (i = 1; i < argc && argv[i][0] == '-'; i++) {
         const char *a = argv[i], *val;
@@ -224,9 +257,9 @@ static int parse_args(int argc, char **argv)
             printf("fmplrun (FMPL) %s\n", FMPL_VERSION_STRING);
             return 0;
         } else if (strcmp(a, "-p") == 0 || strcmp(a, "--prefix") == 0) {
-            job.prefix = 1;
+            opt->prefix = 1;
         } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-            job.verbose = 1;
+            opt->verbose = 1;
         } else if (strcmp(a, "-n") == 0 || strcmp(a, "-np") == 0 ||
                    strcmp(a, "--np") == 0 || (a[1] == 'n' && isdigit((unsigned char)a[2]))) {
             long n;
@@ -237,22 +270,22 @@ static int parse_args(int argc, char **argv)
             if (fmpl_parse_long(val, 1, FMPL_CTL_MAX_SIZE, &n) != 0)
                 return usage_error("the number of processes must be 1 to %d, not '%s'",
                                    FMPL_CTL_MAX_SIZE, val);
-            job.n = (int)n;
+            opt->n = (int)n;
         } else if (strcmp(a, "-t") == 0 || strcmp(a, "--timeout") == 0 ||
                    strncmp(a, "--timeout=", 10) == 0) {
             val = a[1] == '-' && a[9] == '=' ? a + 10 : argv[++i];
             if (val == NULL)
                 return usage_error("%s needs a number of seconds", a);
-            if (fmpl_parse_double(val, 0, 1e9, &job.timeout_s) != 0 || !(job.timeout_s > 0))
+            if (fmpl_parse_double(val, 0, 1e9, &opt->timeout_s) != 0 || !(opt->timeout_s > 0))
                 return usage_error("the timeout must be a number of seconds > 0, not '%s'", val);
         } else if (strcmp(a, "--bind-to") == 0 || strncmp(a, "--bind-to=", 10) == 0) {
             val = a[9] == '=' ? a + 10 : argv[++i];
             if (val == NULL)
                 return usage_error("%s needs 'core' or 'none'", a);
             if (strcmp(val, "core") == 0)
-                job.bind = BIND_CORE;
+                opt->bind = BIND_CORE;
             else if (strcmp(val, "none") == 0)
-                job.bind = BIND_NONE;
+                opt->bind = BIND_NONE;
             else
                 return usage_error("--bind-to takes 'core' or 'none', not '%s'", val);
         } else {
@@ -261,15 +294,15 @@ static int parse_args(int argc, char **argv)
     }
     if (i >= argc)
         return usage_error("no program to run");
-    job.argv = argv + i;
+    opt->argv = argv + i;
     return RUN_JOB;
 }
 
 /* The program as execvp would find it, checked once here so that a typo
  * is one clear message instead of N failed ranks. */
-static void find_program(void)
+static const char *find_program(const char *name)
 {
-    const char *name = job.argv[0], *path, *p;
+    const char *path, *p;
     struct stat st;
 
     if (strchr(name, '/') != NULL) {
@@ -279,8 +312,7 @@ static void find_program(void)
             die(2, "cannot run '%s': %s", name, strerror(EISDIR));
         if (access(name, X_OK) != 0)
             die(2, "cannot run '%s': %s", name, strerror(errno));
-        job.path = name;
-        return;
+        return name;
     }
     path = getenv("PATH");
     if (path == NULL)
@@ -293,10 +325,8 @@ static void find_program(void)
         /* An empty PATH element is the current directory. */
         if (asprintf(&cand, "%.*s%s%s", dirlen, p, dirlen ? "/" : "", name) < 0)
             die(1, "out of memory");
-        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0) {
-            job.path = cand;
-            return;
-        }
+        if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+            return cand;
         free(cand);
         p = colon;
         if (*p == '\0')
@@ -306,42 +336,42 @@ static void find_program(void)
 }
 
 /* "j<pid>-<8 random hex digits>": unique per job, fine in file names. */
-static void make_jobid(void)
+static void make_jobid(struct job *job)
 {
     uint32_t rnd;
 
     if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd)
         rnd = (uint32_t)now_ms() * 2654435761u ^ (uint32_t)getpid();
-    snprintf(job.jobid, sizeof job.jobid, "j%d-%08x", (int)getpid(), rnd);
+    snprintf(job->jobid, sizeof job->jobid, "j%d-%08x", (int)getpid(), rnd);
 }
 
-static void create_ctl(void)
+static void create_ctl(struct job *job, int n)
 {
     char name[32 + FMPL_BOOT_JOBID_MAX];
-    size_t bytes = fmpl_ctl_bytes((uint32_t)job.n);
+    size_t bytes = fmpl_ctl_bytes((uint32_t)n);
     struct fmpl_ctl *c;
 
     /* The name only shows in /proc/PID/fd, for whoever debugs a job. */
-    snprintf(name, sizeof name, "fmpl-ctl-%s", job.jobid);
-    job.ctl_fd = memfd_create(name, MFD_CLOEXEC);
-    if (job.ctl_fd < 0 || fchmod(job.ctl_fd, 0600) != 0 ||
-        ftruncate(job.ctl_fd, (off_t)bytes) != 0)
+    snprintf(name, sizeof name, "fmpl-ctl-%s", job->jobid);
+    job->ctl_fd = memfd_create(name, MFD_CLOEXEC);
+    if (job->ctl_fd < 0 || fchmod(job->ctl_fd, 0600) != 0 ||
+        ftruncate(job->ctl_fd, (off_t)bytes) != 0)
         die(1, "cannot create the job control memory: %s", strerror(errno));
-    c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, job.ctl_fd, 0);
+    c = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, job->ctl_fd, 0);
     if (c == MAP_FAILED)
         die(1, "cannot map the job control memory: %s", strerror(errno));
     c->magic = FMPL_CTL_MAGIC;
     c->version = FMPL_CTL_VERSION;
-    c->size = (uint32_t)job.n;
+    c->size = (uint32_t)n;
     c->bytes = bytes;
-    snprintf(c->jobid, sizeof c->jobid, "%s", job.jobid);
+    snprintf(c->jobid, sizeof c->jobid, "%s", job->jobid);
     atomic_store(&c->abort_rank, -1);
     atomic_store(&c->first_dead, -1);
-    job.ctl = c;
+    job->ctl = c;
 }
 
 /* The environment every rank shares; FMPL_RANK is set in each child. */
-static void setup_env(void)
+static void setup_env(const struct job *job, int n)
 {
     extern char **environ;
     char num[16];
@@ -359,48 +389,49 @@ static void setup_env(void)
             e++;
         }
     }
-    snprintf(num, sizeof num, "%d", job.n);
+    snprintf(num, sizeof num, "%d", n);
     setenv(FMPL_ENV_SIZE, num, 1);
-    snprintf(num, sizeof num, "%d", job.ctl_fd);
+    snprintf(num, sizeof num, "%d", job->ctl_fd);
     setenv(FMPL_ENV_CTL_FD, num, 1);
-    setenv(FMPL_ENV_JOBID, job.jobid, 1);
+    setenv(FMPL_ENV_JOBID, job->jobid, 1);
 }
 
-/* FMPL_KILL_GRACE into job.grace_ms: RUN_JOB, or 2 after a usage error. */
-static int grace_from_env(void)
+/* FMPL_KILL_GRACE into opt->grace_ms: RUN_JOB, or 2 after a usage error. */
+static int grace_from_env(struct opts *opt)
 {
     const char *s = getenv("FMPL_KILL_GRACE");
     double v;
 
-    job.grace_ms = DEFAULT_GRACE_MS;
+    opt->grace_ms = DEFAULT_GRACE_MS;
     if (s == NULL || *s == '\0')
         return RUN_JOB;
     if (fmpl_parse_double(s, 0, 1e6, &v) != 0)
         return usage_error("FMPL_KILL_GRACE=%s: seconds between a rank's failure and SIGTERM "
                            "to the others, 0 to 1e6", s);
-    job.grace_ms = (long long)(v * 1000 + 0.5);
+    opt->grace_ms = (long long)(v * 1000 + 0.5);
     return RUN_JOB;
 }
 
 /* --prefix needs two pipes per rank. */
-static void raise_fd_limit(void)
+static void raise_fd_limit(struct ranks *rk)
 {
-    rlim_t need = (rlim_t)job.n * 2 + 32;
+    rlim_t need = (rlim_t)rk->opt->n * 2 + 32;
     struct rlimit rl;
 
-    getrlimit(RLIMIT_NOFILE, &job.nofile);
-    if (job.nofile.rlim_cur >= need)
+    getrlimit(RLIMIT_NOFILE, &rk->nofile);
+    if (rk->nofile.rlim_cur >= need)
         return;
-    rl = job.nofile;
+    rl = rk->nofile;
     rl.rlim_cur = need < rl.rlim_max ? need : rl.rlim_max;
     if (rl.rlim_cur < need || setrlimit(RLIMIT_NOFILE, &rl) != 0)
         die(1, "--prefix with %d ranks needs %llu open files; the limit is %llu",
-            job.n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
-    job.nofile_raised = 1;
+            rk->opt->n, (unsigned long long)need, (unsigned long long)rl.rlim_max);
+    rk->nofile_raised = 1;
 }
 
 /* In the child, between fork and exec: only the rank's own setup. */
-static void __attribute__((noreturn)) exec_rank(int r, int out_w, int err_w)
+static void __attribute__((noreturn)) exec_rank(const struct ranks *rk, int r, int out_w,
+                                                int err_w)
 {
     char num[16];
     struct exec_error e = { r, 0 };
@@ -408,12 +439,12 @@ static void __attribute__((noreturn)) exec_rank(int r, int out_w, int err_w)
     /* Die with fmplrun.  If it died before the prctl, our parent is
      * already someone else and the signal would never come. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != job.self)
+    if (getppid() != rk->self)
         _exit(127);
-    sigprocmask(SIG_SETMASK, &job.child_mask, NULL);
+    sigprocmask(SIG_SETMASK, &rk->child_mask, NULL);
     signal(SIGPIPE, SIG_DFL);
-    if (job.nofile_raised)
-        setrlimit(RLIMIT_NOFILE, &job.nofile);
+    if (rk->nofile_raised)
+        setrlimit(RLIMIT_NOFILE, &rk->nofile);
 
     if (out_w >= 0) {
         dup2(out_w, STDOUT_FILENO);
@@ -426,62 +457,65 @@ static void __attribute__((noreturn)) exec_rank(int r, int out_w, int err_w)
             close(nul);
         }
     }
-    if (job.cpu) {
+    if (rk->cpu) {
         /* before exec, so the rank's first page is touched where it runs;
          * a refusal (a cgroup shrunk meanwhile) leaves it unbound */
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET(job.cpu[r], &set);
+        CPU_SET(rk->cpu[r], &set);
         sched_setaffinity(0, sizeof set, &set);
     }
-    fcntl(job.ctl_fd, F_SETFD, 0);      /* the one fd the rank inherits */
+    fcntl(rk->job->ctl_fd, F_SETFD, 0);      /* the one fd the rank inherits */
     snprintf(num, sizeof num, "%d", r);
     setenv(FMPL_ENV_RANK, num, 1);
     /* So a peer's dead_rank() can check us before our bootstrap runs. */
-    atomic_store(&fmpl_ctl_rank(job.ctl, r)->pid, (int)getpid());
+    atomic_store(&fmpl_ctl_rank(rk->job->ctl, r)->pid, (int)getpid());
 
-    execv(job.path, job.argv);
+    execv(rk->path, rk->opt->argv);
     e.err = errno;
     /* Nothing else to do if even this fails: the exit status tells. */
-    ssize_t ignored = write(job.exec_pipe[1], &e, sizeof e);
+    ssize_t ignored = write(rk->exec_pipe[1], &e, sizeof e);
     (void)ignored;
     _exit(127);
 }
 
-static void signal_all(int sig, int except)
+static void signal_all(const struct ranks *rk, int sig, int except)
 {
-    for (int r = 0; r < job.n; r++)
-        if (job.pid[r] > 0 && r != except)
-            kill(job.pid[r], sig);
+    for (int r = 0; r < rk->opt->n; r++)
+        if (rk->pid[r] > 0 && r != except)
+            kill(rk->pid[r], sig);
 }
 
 /* SIGTERM to every rank, SIGKILL to those still there 2 s later. */
-static void terminate(void)
+static void terminate(struct sup *sup)
 {
-    if (job.phase >= TERMINATING)
+    int nalive = sup->ranks->nalive;
+
+    if (sup->phase >= TERMINATING)
         return;
-    verbose("sending SIGTERM to %d rank%s", job.nalive, job.nalive > 1 ? "s" : "");
-    job.phase = TERMINATING;
-    job.grace_at = 0;
-    job.kill_at = now_ms() + TERM_TO_KILL_MS;
-    signal_all(SIGTERM, -1);
+    verbose(sup->opt, "sending SIGTERM to %d rank%s", nalive, nalive > 1 ? "s" : "");
+    sup->phase = TERMINATING;
+    sup->grace_at = 0;
+    sup->kill_at = now_ms() + TERM_TO_KILL_MS;
+    signal_all(sup->ranks, SIGTERM, -1);
 }
 
-static void kill_all(int except)
+static void kill_all(struct sup *sup, int except)
 {
-    job.phase = KILLED;
-    job.grace_at = 0;
-    signal_all(SIGKILL, except);
+    sup->phase = KILLED;
+    sup->grace_at = 0;
+    signal_all(sup->ranks, SIGKILL, except);
 }
+
+static void attach_streams(struct fwd *fwd, int r, int out, int err);
 
 /* Fork rank r; with --prefix, through two pipes that we read. */
-static int start_rank(int r)
+static int start_rank(struct ranks *rk, struct fwd *fwd, int r)
 {
     int out[2] = { -1, -1 }, err[2] = { -1, -1 };
-    struct stream *s;
     pid_t pid;
 
-    if (job.prefix && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) {
+    if (rk->opt->prefix && (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)) {
         fprintf(stderr, "fmplrun: pipe for rank %d: %s\n", r, strerror(errno));
         return -1;
     }
@@ -491,28 +525,21 @@ static int start_rank(int r)
         return -1;
     }
     if (pid == 0)
-        exec_rank(r, out[1], err[1]);
-    job.pid[r] = pid;
-    job.nalive++;
-    if (job.cpu)
-        verbose("rank %d is pid %d, bound to CPU %d", r, (int)pid, job.cpu[r]);
+        exec_rank(rk, r, out[1], err[1]);
+    rk->pid[r] = pid;
+    rk->nalive++;
+    if (rk->cpu)
+        verbose(rk->opt, "rank %d is pid %d, bound to CPU %d", r, (int)pid, rk->cpu[r]);
     else
-        verbose("rank %d is pid %d", r, (int)pid);
-    if (!job.prefix)
+        verbose(rk->opt, "rank %d is pid %d", r, (int)pid);
+    if (!rk->opt->prefix)
         return 0;
 
     close(out[1]);
     close(err[1]);
     fcntl(out[0], F_SETFL, O_NONBLOCK);
     fcntl(err[0], F_SETFL, O_NONBLOCK);
-    s = &job.streams[2 * r];
-    s[0].fd = out[0];
-    s[0].out = STDOUT_FILENO;
-    s[1].fd = err[0];
-    s[1].out = STDERR_FILENO;
-    s[0].rank = s[1].rank = r;
-    job.pfds[1 + 2 * r] = (struct pollfd){ .fd = out[0], .events = POLLIN };
-    job.pfds[2 + 2 * r] = (struct pollfd){ .fd = err[0], .events = POLLIN };
+    attach_streams(fwd, r, out[0], err[0]);
     return 0;
 }
 
@@ -522,48 +549,51 @@ static int start_rank(int r)
  * caches and its mailbox lines warm, and benchmarks against mpirun, which
  * binds the same way, compare like with like; the scheduler would move
  * it, on a machine whose cores differ in speed even from run to run. */
-static void place_ranks(void)
+static void place_ranks(struct ranks *rk)
 {
+    int n = rk->opt->n;
     cpu_set_t mine;
     int cpus[CPU_SETSIZE], ncpu = 0;
 
-    if (job.bind == BIND_NONE || sched_getaffinity(0, sizeof mine, &mine) != 0)
+    if (rk->opt->bind == BIND_NONE || sched_getaffinity(0, sizeof mine, &mine) != 0)
         return;
     for (int c = 0; c < CPU_SETSIZE; c++)
         if (CPU_ISSET(c, &mine))
             cpus[ncpu++] = c;
-    if (ncpu == 0 || (job.bind == BIND_AUTO && (job.n < 2 || job.n > ncpu)))
+    if (ncpu == 0 || (rk->opt->bind == BIND_AUTO && (n < 2 || n > ncpu)))
         return;
-    job.cpu = calloc((size_t)job.n, sizeof *job.cpu);
-    if (job.cpu == NULL)
+    rk->cpu = calloc((size_t)n, sizeof *rk->cpu);
+    if (rk->cpu == NULL)
         die(1, "out of memory");
-    for (int r = 0; r < job.n; r++)
-        job.cpu[r] = cpus[r % ncpu];
+    for (int r = 0; r < n; r++)
+        rk->cpu[r] = cpus[r % ncpu];
 }
 
-static void start_ranks(void)
+/* Returns 0, or -1 when a rank could not be started: those already
+ * started would wait for the others forever, so the caller kills them. */
+static int start_ranks(struct ranks *rk, struct fwd *fwd)
 {
-    place_ranks();
-    job.pid = calloc((size_t)job.n, sizeof *job.pid);
-    job.reported = calloc((size_t)job.n, 1);
-    if (job.pid == NULL || job.reported == NULL)
+    int rc = 0;
+
+    place_ranks(rk);
+    rk->pid = calloc((size_t)rk->opt->n, sizeof *rk->pid);
+    if (rk->pid == NULL)
         die(1, "out of memory");
-    if (pipe2(job.exec_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+    if (pipe2(rk->exec_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
         die(1, "pipe: %s", strerror(errno));
 
-    for (int r = 0; r < job.n; r++)
-        if (start_rank(r) != 0) {
-            /* Ranks already started would wait for the others forever. */
-            job.end_code = 1;
-            kill_all(-1);
+    for (int r = 0; r < rk->opt->n; r++)
+        if (start_rank(rk, fwd, r) != 0) {
+            rc = -1;
             break;
         }
-    close(job.exec_pipe[1]);
+    close(rk->exec_pipe[1]);
+    return rc;
 }
 
 /* ---- output forwarding (--prefix) ---------------------------------- */
 
-static void write_all(int fd, const char *p, size_t n)
+static void write_all(struct fwd *fwd, int fd, const char *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = write(fd, p, n);
@@ -578,7 +608,7 @@ static void write_all(int fd, const char *p, size_t n)
             continue;
         if (w <= 0) {
             if (w < 0 && errno == EPIPE)    /* SIGPIPE is ignored */
-                job.out_gone[fd] = 1;
+                fwd->out_gone[fd] = 1;
             return;
         }
         p += w;
@@ -587,7 +617,7 @@ static void write_all(int fd, const char *p, size_t n)
 }
 
 /* One write per line, so lines of different ranks never mix. */
-static void emit_line(const struct stream *s, const char *p, size_t n)
+static void emit_line(struct fwd *fwd, const struct stream *s, const char *p, size_t n)
 {
     char line[24 + LINE_BYTES + 1];
     int k = snprintf(line, sizeof line, "[%d] ", s->rank);
@@ -595,21 +625,21 @@ static void emit_line(const struct stream *s, const char *p, size_t n)
     memcpy(line + k, p, n);
     if (n == 0 || p[n - 1] != '\n')
         line[k + n++] = '\n';
-    write_all(s->out, line, (size_t)k + n);
+    write_all(fwd, s->out, line, (size_t)k + n);
 }
 
 /* Write the complete lines in s->buf; with `all`, the rest too. */
-static void emit_lines(struct stream *s, int all)
+static void emit_lines(struct fwd *fwd, struct stream *s, int all)
 {
     size_t start = 0;
     char *nl;
 
     while ((nl = memchr(s->buf + start, '\n', s->len - start)) != NULL) {
-        emit_line(s, s->buf + start, (size_t)(nl - s->buf) + 1 - start);
+        emit_line(fwd, s, s->buf + start, (size_t)(nl - s->buf) + 1 - start);
         start = (size_t)(nl - s->buf) + 1;
     }
     if (start < s->len && (all || (start == 0 && s->len == sizeof s->buf))) {
-        emit_line(s, s->buf + start, s->len - start);
+        emit_line(fwd, s, s->buf + start, s->len - start);
         start = s->len;
     }
     memmove(s->buf, s->buf + start, s->len - start);
@@ -617,7 +647,7 @@ static void emit_lines(struct stream *s, int all)
 }
 
 /* Read what is there; returns 0 when nothing more can come now. */
-static int read_stream(struct stream *s, struct pollfd *pf)
+static int read_stream(struct fwd *fwd, struct stream *s, struct pollfd *pf)
 {
     ssize_t n = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);
 
@@ -625,13 +655,13 @@ static int read_stream(struct stream *s, struct pollfd *pf)
         return 0;
     if (n > 0) {
         s->len += (size_t)n;
-        emit_lines(s, 0);
-        if (!job.out_gone[s->out])
+        emit_lines(fwd, s, 0);
+        if (!fwd->out_gone[s->out])
             return 1;
         /* Nobody reads what we forward any more: close the pipe, so that
          * the rank gets SIGPIPE as it would without --prefix. */
     } else {
-        emit_lines(s, 1);
+        emit_lines(fwd, s, 1);
     }
     close(s->fd);
     s->fd = pf->fd = -1;
@@ -640,61 +670,104 @@ static int read_stream(struct stream *s, struct pollfd *pf)
 
 /* After the last rank is reaped: what its pipes still hold.  A process
  * the program left behind may keep a pipe open; we do not wait for it. */
-static void drain_streams(void)
+static void drain_streams(struct fwd *fwd)
 {
-    for (int i = 0; i < 2 * job.n; i++) {
-        struct stream *s = &job.streams[i];
+    for (int i = 0; i < fwd->nstreams; i++) {
+        struct stream *s = &fwd->streams[i];
 
         if (s->fd < 0)
             continue;
-        while (read_stream(s, &job.pfds[1 + i]))
+        while (read_stream(fwd, s, &fwd->pfds[i]))
             ;
         if (s->fd >= 0) {
-            emit_lines(s, 1);
+            emit_lines(fwd, s, 1);
             close(s->fd);
-            s->fd = job.pfds[1 + i].fd = -1;
+            s->fd = fwd->pfds[i].fd = -1;
         }
     }
 }
 
+/* A rank is gone: its last words, before our report of its end. */
+static void drain_rank(struct fwd *fwd, int r)
+{
+    for (int i = 2 * r; i < 2 * r + 2 && i < fwd->nstreams; i++)
+        while (fwd->streams[i].fd >= 0 && read_stream(fwd, &fwd->streams[i], &fwd->pfds[i]))
+            ;
+}
+
+/* What poll() found on the pipes. */
+static void read_streams(struct fwd *fwd)
+{
+    for (int i = 0; i < fwd->nstreams; i++)
+        if (fwd->pfds[i].fd >= 0 && fwd->pfds[i].revents)
+            read_stream(fwd, &fwd->streams[i], &fwd->pfds[i]);
+}
+
+/* Under --prefix, 2 streams per rank, polled at pfds[0 .. nstreams-1]. */
+static void init_streams(struct fwd *fwd, int nstreams, struct pollfd *pfds)
+{
+    fwd->streams = calloc((size_t)nstreams, sizeof *fwd->streams);
+    if (fwd->streams == NULL)
+        die(1, "out of memory");
+    for (int i = 0; i < nstreams; i++)
+        fwd->streams[i].fd = -1;
+    fwd->nstreams = nstreams;
+    fwd->pfds = pfds;
+}
+
+/* Rank r's stdout and stderr pipes (read ends, non-blocking). */
+static void attach_streams(struct fwd *fwd, int r, int out, int err)
+{
+    struct stream *s = &fwd->streams[2 * r];
+
+    s[0].fd = out;
+    s[0].out = STDOUT_FILENO;
+    s[1].fd = err;
+    s[1].out = STDERR_FILENO;
+    s[0].rank = s[1].rank = r;
+    fwd->pfds[2 * r] = (struct pollfd){ .fd = out, .events = POLLIN };
+    fwd->pfds[2 * r + 1] = (struct pollfd){ .fd = err, .events = POLLIN };
+}
+
 /* ---- rank exits ---------------------------------------------------- */
 
-static void read_exec_errors(void)
+static void read_exec_errors(struct sup *sup)
 {
     struct exec_error e;
 
-    while (read(job.exec_pipe[0], &e, sizeof e) == (ssize_t)sizeof e) {
-        if (e.rank < 0 || e.rank >= job.n)
+    while (read(sup->ranks->exec_pipe[0], &e, sizeof e) == (ssize_t)sizeof e) {
+        if (e.rank < 0 || e.rank >= sup->opt->n)
             continue;
         fprintf(stderr, "fmplrun: rank %d: cannot execute '%s': %s\n",
-                e.rank, job.path, strerror(e.err));
-        job.reported[e.rank] = 1;
-        job.exec_failed = 1;
+                e.rank, sup->ranks->path, strerror(e.err));
+        sup->reported[e.rank] = 1;
+        sup->exec_failed = 1;
     }
 }
 
-static void check_abort(void)
+static void check_abort(struct sup *sup)
 {
+    struct fmpl_ctl *ctl = sup->job->ctl;
     int code, rank;
 
-    if (job.aborted || !atomic_load_explicit(&job.ctl->abort_flag, memory_order_acquire))
+    if (sup->aborted || !atomic_load_explicit(&ctl->abort_flag, memory_order_acquire))
         return;
-    job.aborted = 1;
-    code = atomic_load(&job.ctl->abort_code);
-    rank = atomic_load(&job.ctl->abort_rank);
+    sup->aborted = 1;
+    code = atomic_load(&ctl->abort_code);
+    rank = atomic_load(&ctl->abort_rank);
     fprintf(stderr, "fmplrun: rank %d called fmpl_abort(%d); killing the job\n", rank, code);
-    if (job.end_code < 0) {
+    if (sup->end_code < 0) {
         /* What the aborting rank exits with (an exit code is 8 bits). */
-        job.end_code = (code != 0 ? code : 1) & 0xff;
-        if (job.end_code == 0)
-            job.end_code = 1;
+        sup->end_code = (code != 0 ? code : 1) & 0xff;
+        if (sup->end_code == 0)
+            sup->end_code = 1;
     }
-    if (rank >= 0 && rank < job.n)
-        job.reported[rank] = 1;
+    if (rank >= 0 && rank < sup->opt->n)
+        sup->reported[rank] = 1;
     /* The aborting rank is flushing its output and exits by itself; the
      * kill deadline covers it should it hang. */
-    kill_all(rank);
-    job.kill_at = now_ms() + TERM_TO_KILL_MS;
+    kill_all(sup, rank);
+    sup->kill_at = now_ms() + TERM_TO_KILL_MS;
 }
 
 static void report_exit(int r, pid_t pid, int ws)
@@ -713,101 +786,98 @@ static void report_exit(int r, pid_t pid, int ws)
     }
 }
 
-static void rank_exited(int r, int ws)
+static void rank_exited(struct sup *sup, int r, int ws)
 {
-    struct fmpl_ctl_rank *cr = fmpl_ctl_rank(job.ctl, r);
+    struct fmpl_ctl_rank *cr = fmpl_ctl_rank(sup->job->ctl, r);
     int code = WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
     int state = atomic_load(&cr->state);
-    pid_t pid = job.pid[r];
+    pid_t pid = sup->ranks->pid[r];
     int none = -1;
 
-    job.pid[r] = 0;
-    job.nalive--;
-    if (job.prefix)     /* its last words before our report of its end */
-        for (int i = 2 * r; i < 2 * r + 2; i++)
-            while (job.streams[i].fd >= 0 && read_stream(&job.streams[i], &job.pfds[1 + i]))
-                ;
-    read_exec_errors();
-    check_abort();
+    sup->ranks->pid[r] = 0;
+    sup->ranks->nalive--;
+    drain_rank(sup->fwd, r);
+    read_exec_errors(sup);
+    check_abort(sup);
     atomic_store(&cr->status, code);
     if (code == 0 && state == FMPL_CTL_FINALIZED) {
-        verbose("rank %d (pid %d) finished", r, (int)pid);
+        verbose(sup->opt, "rank %d (pid %d) finished", r, (int)pid);
         return;
     }
     /* Whatever the reason, this rank will never reach another fence. */
     atomic_store(&cr->state, FMPL_CTL_DEAD);
-    atomic_compare_exchange_strong(&job.ctl->first_dead, &none, r);
-    if (code != 0 && job.status == 0)
-        job.status = code;
+    atomic_compare_exchange_strong(&sup->job->ctl->first_dead, &none, r);
+    if (code != 0 && sup->status == 0)
+        sup->status = code;
 
     /* A program that never opened the bootstrap (hostname, a script)
      * exiting with 0 is no failure; a peer waiting for it gets
      * FMPL_ERR_PEER from the first_dead we just set. */
     if (code == 0 && state == FMPL_CTL_NONE) {
-        verbose("rank %d (pid %d) exited with status 0 (no FMPL)", r, (int)pid);
+        verbose(sup->opt, "rank %d (pid %d) exited with status 0 (no FMPL)", r, (int)pid);
         return;
     }
     /* Once we are killing ranks, their deaths are no news. */
-    if (!job.reported[r] && (job.phase <= GRACE || job.verbose))
+    if (!sup->reported[r] && (sup->phase <= GRACE || sup->opt->verbose))
         report_exit(r, pid, ws);
-    job.reported[r] = 1;
-    if (job.phase == RUNNING) {
-        job.phase = GRACE;
-        job.grace_at = now_ms() + job.grace_ms;
+    sup->reported[r] = 1;
+    if (sup->phase == RUNNING) {
+        sup->phase = GRACE;
+        sup->grace_at = now_ms() + sup->opt->grace_ms;
     }
 }
 
-static void reap(void)
+static void reap(struct sup *sup)
 {
     pid_t pid;
     int ws;
 
     while ((pid = waitpid(-1, &ws, WNOHANG)) > 0)
-        for (int r = 0; r < job.n; r++)
-            if (job.pid[r] == pid) {
-                rank_exited(r, ws);
+        for (int r = 0; r < sup->opt->n; r++)
+            if (sup->ranks->pid[r] == pid) {
+                rank_exited(sup, r, ws);
                 break;
             }
 }
 
-static void handle_signals(void)
+static void handle_signals(struct sup *sup)
 {
     struct signalfd_siginfo si;
 
-    while (read(job.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+    while (read(sup->sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
         int sig = (int)si.ssi_signo;
 
         if (sig == SIGCHLD) {
-            reap();
+            reap(sup);
             continue;
         }
-        if (job.signalled++ > 0 || job.phase >= TERMINATING) {
+        if (sup->signalled++ > 0 || sup->phase >= TERMINATING) {
             /* Asked twice, or already terminating: no more patience. */
-            verbose("SIG%s again: sending SIGKILL", sigabbrev_np(sig));
-            kill_all(-1);
-            job.kill_at = 0;
+            verbose(sup->opt, "SIG%s again: sending SIGKILL", sigabbrev_np(sig));
+            kill_all(sup, -1);
+            sup->kill_at = 0;
         } else {
             fprintf(stderr, "fmplrun: SIG%s received, terminating the job\n",
                     sigabbrev_np(sig));
-            terminate();
+            terminate(sup);
         }
-        if (job.end_code < 0)
-            job.end_code = 128 + sig;
+        if (sup->end_code < 0)
+            sup->end_code = 128 + sig;
     }
 }
 
 /* The survivors of a failure did not all end within FMPL_KILL_GRACE: say
  * who, since ranks terminated from now on are not reported one by one
  * (a survivor that never printed its error was stuck, or slow). */
-static void grace_over(void)
+static void grace_over(const struct sup *sup)
 {
     char list[256];
     size_t len = 0;
     int shown = 0;
 
     list[0] = 0;
-    for (int r = 0; r < job.n && len < sizeof list - 16; r++) {
-        if (job.pid[r] <= 0)
+    for (int r = 0; r < sup->opt->n && len < sizeof list - 16; r++) {
+        if (sup->ranks->pid[r] <= 0)
             continue;
         if (shown++ == 8) {
             len += (size_t)snprintf(list + len, sizeof list - len, ", ...");
@@ -817,37 +887,39 @@ static void grace_over(void)
                                 r);
     }
     fprintf(stderr, "fmplrun: rank%s %s still running %g s after rank %d failed "
-            "(FMPL_KILL_GRACE): terminating the job\n", job.nalive > 1 ? "s" : "", list,
-            (double)job.grace_ms / 1000, atomic_load(&job.ctl->first_dead));
+            "(FMPL_KILL_GRACE): terminating the job\n", sup->ranks->nalive > 1 ? "s" : "",
+            list, (double)sup->opt->grace_ms / 1000, atomic_load(&sup->job->ctl->first_dead));
 }
 
-static void check_deadlines(void)
+static void check_deadlines(struct sup *sup)
 {
     long long t = now_ms();
+    int nalive;
 
-    if (job.timeout_at && t >= job.timeout_at) {
-        job.timeout_at = 0;
-        fprintf(stderr, "fmplrun: timeout after %g s\n", job.timeout_s);
-        if (job.end_code < 0)
-            job.end_code = 124;
-        terminate();
+    if (sup->timeout_at && t >= sup->timeout_at) {
+        sup->timeout_at = 0;
+        fprintf(stderr, "fmplrun: timeout after %g s\n", sup->opt->timeout_s);
+        if (sup->end_code < 0)
+            sup->end_code = 124;
+        terminate(sup);
     }
-    if (job.grace_at && t >= job.grace_at) {
-        job.grace_at = 0;
-        grace_over();
-        terminate();
+    if (sup->grace_at && t >= sup->grace_at) {
+        sup->grace_at = 0;
+        grace_over(sup);
+        terminate(sup);
     }
-    if (job.kill_at && t >= job.kill_at) {
-        job.kill_at = 0;
-        verbose("sending SIGKILL to %d rank%s", job.nalive, job.nalive > 1 ? "s" : "");
-        kill_all(-1);
+    if (sup->kill_at && t >= sup->kill_at) {
+        sup->kill_at = 0;
+        nalive = sup->ranks->nalive;
+        verbose(sup->opt, "sending SIGKILL to %d rank%s", nalive, nalive > 1 ? "s" : "");
+        kill_all(sup, -1);
     }
 }
 
-static int poll_timeout(void)
+static int poll_timeout(const struct sup *sup)
 {
     long long next = 0, t = now_ms();
-    long long at[] = { job.timeout_at, job.grace_at, job.kill_at };
+    long long at[] = { sup->timeout_at, sup->grace_at, sup->kill_at };
 
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         if (at[i] && (next == 0 || at[i] < next))
@@ -859,7 +931,7 @@ static int poll_timeout(void)
 
 /* Our children, found in /proc (their ppid), get `sig`; returns how many
  * there were, zombies included. */
-static int signal_children(int sig)
+static int signal_children(pid_t self, int sig)
 {
     struct dirent *e;
     DIR *d = opendir("/proc");
@@ -885,7 +957,7 @@ static int signal_children(int sig)
         /* "pid (comm) state ppid ...": comm may hold spaces and parens. */
         paren = strrchr(buf, ')');
         if (paren == NULL || sscanf(paren + 1, " %c %d", &st, &ppid) != 2 ||
-            ppid != (int)job.self)
+            ppid != (int)self)
             continue;
         kill((pid_t)atoi(e->d_name), sig);
         n++;
@@ -903,7 +975,7 @@ static int signal_children(int sig)
  * transport's host agent, which ends when its last rank has) gets
  * LEFTOVER_MS to do so.
  */
-static void kill_leftovers(void)
+static void kill_leftovers(pid_t self)
 {
     long long give_up = now_ms() + TERM_TO_KILL_MS, own = now_ms() + LEFTOVER_MS;
     int n, first;
@@ -911,44 +983,88 @@ static void kill_leftovers(void)
     do {
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;   /* those that already exited are not news */
-    } while (signal_children(0) > 0 && now_ms() < own && usleep(5000) == 0);
-    first = signal_children(SIGKILL);
+    } while (signal_children(self, 0) > 0 && now_ms() < own && usleep(5000) == 0);
+    first = signal_children(self, SIGKILL);
 
     if (first > 0)
         fprintf(stderr, "fmplrun: killing %d process%s left behind by the job\n",
                 first, first > 1 ? "es" : "");
-    for (n = first; n > 0 && now_ms() < give_up; n = signal_children(SIGKILL)) {
+    for (n = first; n > 0 && now_ms() < give_up; n = signal_children(self, SIGKILL)) {
         while (waitpid(-1, NULL, WNOHANG) > 0)
             ;
         usleep(1000);
     }
 }
 
-static void run(void)
+/* Signals arrive through the signalfd only, so the loop sees a child's
+ * exit, or Ctrl-C, between two polls without races.  *child_mask gets the
+ * mask we were started with, which the ranks get back. */
+static void sup_init(struct sup *sup, sigset_t *child_mask)
 {
-    int npfds = 1 + (job.prefix ? 2 * job.n : 0);
+    int n = sup->opt->n;
+    sigset_t mask;
 
-    if (job.timeout_s > 0)
-        job.timeout_at = now_ms() + (long long)(job.timeout_s * 1000 + 0.5);
-    while (job.nalive > 0) {
-        if (poll(job.pfds, (nfds_t)npfds, poll_timeout()) < 0 && errno != EINTR)
+    sup->end_code = -1;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, child_mask);
+    sup->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sup->sigfd < 0)
+        die(1, "signalfd: %s", strerror(errno));
+    signal(SIGPIPE, SIG_IGN);
+
+    sup->pfds = calloc(1 + 2 * (size_t)n, sizeof *sup->pfds);
+    sup->reported = calloc((size_t)n, 1);
+    if (sup->pfds == NULL || sup->reported == NULL)
+        die(1, "out of memory");
+    sup->pfds[0] = (struct pollfd){ .fd = sup->sigfd, .events = POLLIN };
+    /* poll() skips negative fds: streams of ranks not (yet) started. */
+    for (int i = 0; i < 2 * n; i++)
+        sup->pfds[1 + i].fd = -1;
+}
+
+/* A rank could not be started: the job ends, with status 1. */
+static void start_failed(struct sup *sup)
+{
+    sup->end_code = 1;
+    kill_all(sup, -1);
+}
+
+/* Until the last rank is reaped; then what the job left behind. */
+static void run(struct sup *sup)
+{
+    int npfds = 1 + sup->fwd->nstreams;
+
+    if (sup->opt->timeout_s > 0)
+        sup->timeout_at = now_ms() + (long long)(sup->opt->timeout_s * 1000 + 0.5);
+    while (sup->ranks->nalive > 0) {
+        if (poll(sup->pfds, (nfds_t)npfds, poll_timeout(sup)) < 0 && errno != EINTR)
             die(1, "poll: %s", strerror(errno));
-        if (job.pfds[0].revents)
-            handle_signals();
-        for (int i = 1; i < npfds; i++)
-            if (job.pfds[i].fd >= 0 && job.pfds[i].revents)
-                read_stream(&job.streams[i - 1], &job.pfds[i]);
-        check_abort();
-        check_deadlines();
+        if (sup->pfds[0].revents)
+            handle_signals(sup);
+        read_streams(sup->fwd);
+        check_abort(sup);
+        check_deadlines(sup);
     }
-    kill_leftovers();
-    if (job.prefix)
-        drain_streams();
+    kill_leftovers(sup->ranks->self);
+    drain_streams(sup->fwd);
+}
+
+static int exit_status(const struct sup *sup)
+{
+    if (sup->end_code >= 0)
+        return sup->end_code;
+    if (sup->exec_failed)
+        return 2;
+    return sup->status;
 }
 
 /* The library may name POSIX shared memory or semaphores after the job;
  * whatever a crashed rank left behind goes now. */
-static void remove_shm_leftovers(void)
+static void remove_shm_leftovers(const struct opts *opt, const char *jobid)
 {
     char shm[16 + FMPL_BOOT_JOBID_MAX], sem[16 + FMPL_BOOT_JOBID_MAX];
     struct dirent *e;
@@ -956,13 +1072,13 @@ static void remove_shm_leftovers(void)
 
     if (d == NULL)
         return;
-    snprintf(shm, sizeof shm, "fmpl-%s", job.jobid);
-    snprintf(sem, sizeof sem, "sem.fmpl-%s", job.jobid);
+    snprintf(shm, sizeof shm, "fmpl-%s", jobid);
+    snprintf(sem, sizeof sem, "sem.fmpl-%s", jobid);
     while ((e = readdir(d)) != NULL)
         if ((strncmp(e->d_name, shm, strlen(shm)) == 0 ||
              strncmp(e->d_name, sem, strlen(sem)) == 0) &&
             unlinkat(dirfd(d), e->d_name, 0) == 0)
-            verbose("removed /dev/shm/%s", e->d_name);
+            verbose(opt, "removed /dev/shm/%s", e->d_name);
     closedir(d);
 }
 
@@ -977,62 +1093,39 @@ static void ensure_std_fds(void)
 
 int main(int argc, char **argv)
 {
-    sigset_t mask;
+    struct opts opt;
+    struct job job = { .ctl_fd = -1 };
+    struct ranks ranks = { .opt = &opt, .job = &job };
+    struct fwd fwd = { .nstreams = 0 };
+    struct sup sup = { .opt = &opt, .job = &job, .ranks = &ranks, .fwd = &fwd };
     int code;
 
-    if ((code = parse_args(argc, argv)) != RUN_JOB)
+    if ((code = parse_args(&opt, argc, argv)) != RUN_JOB)
         return code;
     ensure_std_fds();
-    find_program();
-    if ((code = grace_from_env()) != RUN_JOB)
+    ranks.path = find_program(opt.argv[0]);
+    if ((code = grace_from_env(&opt)) != RUN_JOB)
         return code;
-    make_jobid();
-    create_ctl();
-    setup_env();
-    job.self = getpid();
+    make_jobid(&job);
+    create_ctl(&job, opt.n);
+    setup_env(&job, opt.n);
+    ranks.self = getpid();
     prctl(PR_SET_CHILD_SUBREAPER, 1);
 
-    /* Signals arrive through the signalfd only, so the loop sees a child's
-     * exit, or Ctrl-C, between two polls without races. */
-    sigemptyset(&mask);
-    sigaddset(&mask, SIGCHLD);
-    sigaddset(&mask, SIGINT);
-    sigaddset(&mask, SIGTERM);
-    sigaddset(&mask, SIGHUP);
-    sigprocmask(SIG_BLOCK, &mask, &job.child_mask);
-    job.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-    if (job.sigfd < 0)
-        die(1, "signalfd: %s", strerror(errno));
-    signal(SIGPIPE, SIG_IGN);
-
-    job.pfds = calloc(1 + 2 * (size_t)job.n, sizeof *job.pfds);
-    if (job.pfds == NULL)
-        die(1, "out of memory");
-    job.pfds[0] = (struct pollfd){ .fd = job.sigfd, .events = POLLIN };
-    if (job.prefix) {
-        raise_fd_limit();
-        job.streams = calloc(2 * (size_t)job.n, sizeof *job.streams);
-        if (job.streams == NULL)
-            die(1, "out of memory");
-    }
-    /* poll() skips negative fds: streams of ranks not (yet) started. */
-    for (int i = 0; i < 2 * job.n; i++) {
-        if (job.prefix)
-            job.streams[i].fd = -1;
-        job.pfds[1 + i].fd = -1;
+    sup_init(&sup, &ranks.child_mask);
+    if (opt.prefix) {
+        raise_fd_limit(&ranks);
+        init_streams(&fwd, 2 * opt.n, sup.pfds + 1);
     }
 
-    verbose("job %s: %d rank%s of %s", job.jobid, job.n, job.n > 1 ? "s" : "", job.path);
-    start_ranks();
-    run();
-    remove_shm_leftovers();
+    verbose(&opt, "job %s: %d rank%s of %s", job.jobid, opt.n, opt.n > 1 ? "s" : "",
+            ranks.path);
+    if (start_ranks(&ranks, &fwd) != 0)
+        start_failed(&sup);
+    run(&sup);
+    remove_shm_leftovers(&opt, job.jobid);
 
-    if (job.end_code >= 0)
-        code = job.end_code;
-    else if (job.exec_failed)
-        code = 2;
-    else
-        code = job.status;
-    verbose("job %s done, exit status %d", job.jobid, code);
+    code = exit_status(&sup);
+    verbose(&opt, "job %s done, exit status %d", job.jobid, code);
     return code;
 }

@@ -52,9 +52,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     }
     argv[argc] = NULL;
 
-    memset(&job, 0, sizeof job);
-    job.n = 1;
-    job.end_code = -1;
     if (grace_val)
         setenv("FMPL_KILL_GRACE", grace_val, 1);
     else
@@ -62,31 +59,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 
     /* not a job: a usage error (2), or --help / --version (0), and only
      * from the parser that may */
-    int st = parse_args(argc, argv);
+    struct opts opt;
+    int st = parse_args(&opt, argc, argv);
     if (st != RUN_JOB) {
         if (st != 0 && st != 2)
             abort();
         return 0;
     }
-    st = grace_from_env();
+    st = grace_from_env(&opt);
     if (st != RUN_JOB) {
         if (st != 2)
             abort();
         return 0;
     }
 
-    if (job.n < 1 || job.n > FMPL_CTL_MAX_SIZE)
+    if (opt.n < 1 || opt.n > FMPL_CTL_MAX_SIZE)
         abort();
-    if (!(job.timeout_s == 0 || (job.timeout_s > 0 && job.timeout_s <= 1e9)))
+    if (!(opt.timeout_s == 0 || (opt.timeout_s > 0 && opt.timeout_s <= 1e9)))
         abort();
-    if (job.grace_ms < 0 || job.grace_ms > 1000000000LL)
+    if (opt.grace_ms < 0 || opt.grace_ms > 1000000000LL)
         abort();
     /* the program is one of our arguments, and the rest follow it */
-    int k = (int)(job.argv - argv);
-    if (job.argv == NULL || k < 1 || k >= argc || job.argv[0] == NULL)
+    int k = (int)(opt.argv - argv);
+    if (opt.argv == NULL || k < 1 || k >= argc || opt.argv[0] == NULL)
         abort();
     for (int i = k; i < argc; i++)
-        if (job.argv[i - k] != argv[i])
+        if (opt.argv[i - k] != argv[i])
             abort();
     return 0;
 }
