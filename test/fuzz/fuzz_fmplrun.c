@@ -1,6 +1,7 @@
 /*
  * fuzz_fmplrun - libFuzzer harness for fmplrun's command line and its
- * FMPL_KILL_GRACE (tools/fmplrun.c's parse_args and grace_from_env).
+ * FMPL_KILL_GRACE (tools/fmplrun/options.c: frun_parse_args and
+ * frun_grace_from_env), linked with options.c and src/core/parse.c alone.
  *
  * Input: the arguments after "fmplrun", separated by NUL bytes (at most
  * 32); if the first byte is odd, the first argument is FMPL_KILL_GRACE's
@@ -10,19 +11,13 @@
  * timeout of 0 (none) or in (0, 1e9], a grace of 0 to 1e6 s, and a
  * program that is one of the arguments given; a usage error must return
  * 2, --help and --version 0.
- *
- * The harness includes fmplrun.c (its parser is static), with its main
- * renamed.
  */
-#define _GNU_SOURCE                /* as tools/fmplrun.c, whose headers come first here */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define main fmplrun_main
-#include "../../tools/fmplrun.c"
-#undef main
+#include "../../tools/fmplrun/fmplrun.h"
 
 #define MAXARGS 32
 
@@ -59,15 +54,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 
     /* not a job: a usage error (2), or --help / --version (0), and only
      * from the parser that may */
-    struct opts opt;
-    int st = parse_args(&opt, argc, argv);
-    if (st != RUN_JOB) {
+    struct frun_opts opt;
+    int st = frun_parse_args(&opt, argc, argv);
+    if (st != FRUN_RUN_JOB) {
         if (st != 0 && st != 2)
             abort();
         return 0;
     }
-    st = grace_from_env(&opt);
-    if (st != RUN_JOB) {
+    st = frun_grace_from_env(&opt);
+    if (st != FRUN_RUN_JOB) {
         if (st != 2)
             abort();
         return 0;
