@@ -204,10 +204,11 @@ FMOD_VERSION = $(eval FMOD_VERSION := $(shell { gzip -dc $(FMOD) 2>/dev/null || 
     $(FC) -J$$d -c $$d/p.f90 -o $$d/p.o >/dev/null 2>&1 && gzip -dc $$d/p.mod; rm -rf $$d; }; } | \
     sed -n "1s/^GFORTRAN module version '\([0-9]*\)'.*/\1/p"))$(FMOD_VERSION)
 
-bin/fmplrun: tools/fmplrun.c src/core/parse.c $(HDRS)
+FMPLRUN_SRC := $(wildcard tools/fmplrun/*.c)
+bin/fmplrun: $(FMPLRUN_SRC) tools/fmplrun/fmplrun.h src/core/parse.c $(HDRS)
 	@mkdir -p bin
 	$(say) CC $@
-	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ tools/fmplrun.c src/core/parse.c -lrt
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ $(FMPLRUN_SRC) src/core/parse.c -lrt
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \

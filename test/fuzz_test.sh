@@ -23,7 +23,7 @@
 #           oracle, the environment readers (core/env.c), the emulated
 #           machines' settings (tcw's crossbar and model, PEACH2's and
 #           InfiniBand's models)
-#   fmplrun fmplrun's command line and FMPL_KILL_GRACE (tools/fmplrun.c)
+#   fmplrun fmplrun's command line and FMPL_KILL_GRACE (tools/fmplrun/options.c)
 #   pmix    what the PMIx server gives the bootstrap (core/boot_pmix.c):
 #           namespace, rank, job size, every value and status; the
 #           harness is the PMIx library
@@ -82,7 +82,7 @@ libobjs() {
 srcs() {
     case $1 in
         mmsg) echo "$top/src/transport/mbox_msg.c" ;;
-        fmplrun) echo "$top/src/core/parse.c -lrt" ;;
+        fmplrun) echo "$top/tools/fmplrun/options.c $top/src/core/parse.c" ;;
         # PMIx's headers only: the harness is the library
         pmix) echo "-DFMPL_HAVE_PMIX $(pkg-config --cflags pmix)" ;;
         env|p2p|shm|sig) libobjs && echo "-lpthread -lrt -lm" ;;

@@ -1,41 +1,23 @@
 /*
  * fuzz_fmplrun - libFuzzer harness for fmplrun's command line and its
- * FMPL_KILL_GRACE (tools/fmplrun.c's parse_args and grace_from_env).
+ * FMPL_KILL_GRACE (tools/fmplrun/options.c: frun_parse_args and
+ * frun_grace_from_env), linked with options.c and src/core/parse.c alone.
  *
  * Input: the arguments after "fmplrun", separated by NUL bytes (at most
  * 32); if the first byte is odd, the first argument is FMPL_KILL_GRACE's
- * value instead.  fmplrun's exit (a usage error, --help, --version)
- * returns here through a longjmp.  What the parser accepts must be a job
- * fmplrun can start: 1 to FMPL_CTL_MAX_SIZE ranks, a timeout of 0 (none)
- * or in (0, 1e9], a grace of 0 to 1e6 s, and a program that is one of
- * the arguments given; a usage error must exit with status 2, --help and
- * --version with 0.
- *
- * The harness includes fmplrun.c (its parser is static), with its main
- * and exit renamed.
+ * value instead.  The parsers return the status fmplrun exits with when
+ * it does not start a job (a usage error, --help, --version).  What they
+ * accept must be a job fmplrun can start: 1 to FMPL_CTL_MAX_SIZE ranks, a
+ * timeout of 0 (none) or in (0, 1e9], a grace of 0 to 1e6 s, and a
+ * program that is one of the arguments given; a usage error must return
+ * 2, --help and --version 0.
  */
-#define _GNU_SOURCE                /* as tools/fmplrun.c, whose headers come first here */
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static jmp_buf fuzz_jmp;
-static int fuzz_status;
-
-static void fuzz_exit(int status) __attribute__((noreturn));
-static void fuzz_exit(int status)
-{
-    fuzz_status = status;
-    longjmp(fuzz_jmp, 1);
-}
-
-#define exit(status) fuzz_exit(status)
-#define main fmplrun_main
-#include "../../tools/fmplrun.c"
-#undef main
-#undef exit
+#include "../../tools/fmplrun/fmplrun.h"
 
 #define MAXARGS 32
 
@@ -65,40 +47,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     }
     argv[argc] = NULL;
 
-    memset(&job, 0, sizeof job);
-    job.n = 1;
-    job.end_code = -1;
     if (grace_val)
         setenv("FMPL_KILL_GRACE", grace_val, 1);
     else
         unsetenv("FMPL_KILL_GRACE");
 
-    volatile int stage = 0;
-    if (setjmp(fuzz_jmp) != 0) {
-        /* exited: a usage error (2), or --help / --version (0), and only
-         * from the stage that may */
-        if (fuzz_status != 0 && fuzz_status != 2)
-            abort();
-        if (fuzz_status == 0 && stage != 0)
+    /* not a job: a usage error (2), or --help / --version (0), and only
+     * from the parser that may */
+    struct frun_opts opt;
+    int st = frun_parse_args(&opt, argc, argv);
+    if (st != FRUN_RUN_JOB) {
+        if (st != 0 && st != 2)
             abort();
         return 0;
     }
-    parse_args(argc, argv);
-    stage = 1;
-    grace_from_env();
+    st = frun_grace_from_env(&opt);
+    if (st != FRUN_RUN_JOB) {
+        if (st != 2)
+            abort();
+        return 0;
+    }
 
-    if (job.n < 1 || job.n > FMPL_CTL_MAX_SIZE)
+    if (opt.n < 1 || opt.n > FMPL_CTL_MAX_SIZE)
         abort();
-    if (!(job.timeout_s == 0 || (job.timeout_s > 0 && job.timeout_s <= 1e9)))
+    if (!(opt.timeout_s == 0 || (opt.timeout_s > 0 && opt.timeout_s <= 1e9)))
         abort();
-    if (job.grace_ms < 0 || job.grace_ms > 1000000000LL)
+    if (opt.grace_ms < 0 || opt.grace_ms > 1000000000LL)
         abort();
     /* the program is one of our arguments, and the rest follow it */
-    int k = (int)(job.argv - argv);
-    if (job.argv == NULL || k < 1 || k >= argc || job.argv[0] == NULL)
+    int k = (int)(opt.argv - argv);
+    if (opt.argv == NULL || k < 1 || k >= argc || opt.argv[0] == NULL)
         abort();
     for (int i = k; i < argc; i++)
-        if (job.argv[i - k] != argv[i])
+        if (opt.argv[i - k] != argv[i])
             abort();
     return 0;
 }
