@@ -68,7 +68,7 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
            clang libclang-rt-14-dev \
-           pandoc man-db groff-base gnuplot-nox
+           pandoc man-db groff-base gnuplot-nox cmake
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
