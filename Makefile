@@ -23,6 +23,8 @@ BINDIR  ?= $(PREFIX)/bin
 LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# find_package(FMPL): FMPLConfig.cmake, FMPLConfigVersion.cmake
+CMAKEDIR ?= $(LIBDIR)/cmake/FMPL
 # fmpl.mod where gfortran's modules go (Debian's gfortran 12: 15); see
 # FMOD_VERSION
 FMODDIR ?= $(LIBDIR)/fortran/gfortran-mod-$(FMOD_VERSION)
@@ -66,7 +68,7 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
            clang libclang-rt-14-dev \
-           pandoc man-db groff-base gnuplot-nox
+           pandoc man-db groff-base gnuplot-nox cmake
 
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
@@ -221,6 +223,14 @@ fmpl.pc: fmpl.pc.in Makefile
 fmpl-blacs.pc: fmpl-blacs.pc.in Makefile
 	$(say) GEN $@
 	$(Q)$(PC_SED) $< > $@
+# the CMake package files (cmake/*.cmake.in), written by install only:
+# they find the installed files from their own place, paths the same
+# relative to CMAKEDIR as at install time.  SIZEOF_VOID_P (the version
+# file turns a project of another pointer size away): computed once, on use.
+CMAKE_SED = $(PC_SED) -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CMAKEDIR@|$(CMAKEDIR)|g' \
+                      -e 's|@SOVERSION@|$(SOVERSION)|g' -e 's|@SIZEOF_VOID_P@|$(SIZEOF_VOID_P)|g'
+SIZEOF_VOID_P = $(eval SIZEOF_VOID_P := $(shell echo __SIZEOF_POINTER__ | \
+    $(CC) $(CPPFLAGS) $(CFLAGS) -E -P -x c - 2>/dev/null | tr -d ' '))$(SIZEOF_VOID_P)
 
 # Man pages, libfabric's layout, written once in man/*.md and turned into
 # roff by pandoc: man/PAGE.S.md -> build/man/manS/PAGE.S.  The other names
@@ -424,6 +434,11 @@ install: all
 	  echo "install: no gfortran module version in $(FMOD): set FMODDIR" >&2; exit 1;; esac
 	install -d $(DESTDIR)$(FMODDIR)
 	install -m 644 $(FMOD) $(DESTDIR)$(FMODDIR)/
+	@case '$(SIZEOF_VOID_P)' in [1-9]*) ;; *) \
+	  echo "install: $(CC) gave no __SIZEOF_POINTER__ for FMPLConfigVersion.cmake" >&2; exit 1;; esac
+	install -d $(DESTDIR)$(CMAKEDIR)
+	$(CMAKE_SED) cmake/FMPLConfig.cmake.in > $(DESTDIR)$(CMAKEDIR)/FMPLConfig.cmake
+	$(CMAKE_SED) cmake/FMPLConfigVersion.cmake.in > $(DESTDIR)$(CMAKEDIR)/FMPLConfigVersion.cmake
 
 uninstall:
 	rm -f $(DESTDIR)$(INCLUDEDIR)/fmpl.h $(DESTDIR)$(INCLUDEDIR)/fmplf.h \
@@ -434,6 +449,8 @@ uninstall:
 	      $(DESTDIR)$(LIBDIR)/$(BLACS_SONAME) $(DESTDIR)$(LIBDIR)/libfmpl_blacs.so \
 	      $(DESTDIR)$(PKGCONFIGDIR)/fmpl-blacs.pc
 	rm -f $(DESTDIR)$(FMODDIR)/fmpl.mod
+	rm -f $(DESTDIR)$(CMAKEDIR)/FMPLConfig.cmake $(DESTDIR)$(CMAKEDIR)/FMPLConfigVersion.cmake
+	rmdir $(DESTDIR)$(CMAKEDIR) 2>/dev/null || :
 
 help:
 	@echo "FMPL $(VERSION) - targets:"
@@ -448,7 +465,9 @@ help:
 	@echo "                 print line and branch coverage per folder (gcovr)"
 	@echo "  deps           install the Debian packages the build and tests need"
 	@echo "  install        install under DESTDIR PREFIX (BINDIR LIBDIR INCLUDEDIR"
-	@echo "                 PKGCONFIGDIR MANDIR), with pkg-config files fmpl, fmpl-blacs"
+	@echo "                 PKGCONFIGDIR CMAKEDIR MANDIR), with pkg-config files fmpl,"
+	@echo "                 fmpl-blacs, CMake's find_package(FMPL) files (CMAKEDIR:"
+	@echo "                 LIBDIR/cmake/FMPL; targets FMPL::fmpl, FMPL::fmpl_blacs)"
 	@echo "                 and the man pages (MANDIR: PREFIX/share/man)"
 	@echo "  man            the man pages from man/*.md with pandoc: build/man/man[137]"
 	@echo "                 (part of all when pandoc is installed)"
