@@ -1,7 +1,8 @@
 /*
  * bench/sr8000_coll - the collective measurements of the FMPL paper
- * (seeds/003, 5.2-5.4) on the emulated SR8000: run with FMPL_TRANSPORT=tcw
- * on 2 to 16 ranks of the 2 x 8 partition (bench/sr8000 does).
+ * (Tatebe et al. 2002, 5.2-5.4) on the emulated SR8000: run with
+ * FMPL_TRANSPORT=tcw on 2 to 16 ranks of the 2 x 8 partition (bench/sr8000
+ * does).
  *
  *   fmplrun -n P bench/sr8000_coll [-i ITERS] [-s BYTES]
  *

@@ -1,6 +1,7 @@
 /*
- * sr8000_mpi.h - the MPI the FMPL paper compared with (Hitachi's, seeds/003
- * 5.1), as a protocol on the same emulated SR8000, for bench/sr8000.
+ * sr8000_mpi.h - the MPI the FMPL paper compared with (Hitachi's; Tatebe
+ * et al. 2002, 5.1), as a protocol on the same emulated SR8000, for
+ * bench/sr8000.
  *
  * The paper: "the sender sends a header to the receiver, the receiver
  * matches it and returns the address to write to, the sender transfers the

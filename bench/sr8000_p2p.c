@@ -1,7 +1,7 @@
 /*
  * bench/sr8000_p2p - the point-to-point measurements of the FMPL paper
- * (seeds/003, 5.1) on the emulated SR8000, through FMPL's real code path:
- * run on 2 ranks with FMPL_TRANSPORT=tcw (bench/sr8000 does).
+ * (Tatebe et al. 2002, 5.1) on the emulated SR8000, through FMPL's real
+ * code path: run on 2 ranks with FMPL_TRANSPORT=tcw (bench/sr8000 does).
  *
  *   fmplrun -n 2 bench/sr8000_p2p [-i ITERS] [-m MAXSIZE] [-M]
  *

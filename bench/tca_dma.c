@@ -1,7 +1,7 @@
 /*
- * bench/tca_dma - the PEACH2 paper's measurements (seeds/002, 4.1-4.2) on
- * the emulated PEACH2 sub-cluster, through the transport FMPL's messages
- * use: run with FMPL_TRANSPORT=peach2 (bench/tca does).
+ * bench/tca_dma - the PEACH2 paper's measurements (Hanawa et al. 2013,
+ * 4.1-4.2) on the emulated PEACH2 sub-cluster, through the transport
+ * FMPL's messages use: run with FMPL_TRANSPORT=peach2 (bench/tca does).
  *
  *   fmplrun -n N bench/tca_dma [-o FIGS]      (N >= 2; 8 shows 1 to 3 hops)
  *     -o FIGS   only these of p, 4, 5, 6, 7 (default all)

@@ -24,7 +24,7 @@
  *                within 10 % (the hybrid collectives are counted apart)
  *   settings     bad FMPL_TCA_* values, too many ranks: fmpl_init fails
  *                with a message naming the setting, nobody hangs
- *   bench        bench/latency and bench/bcast (the README's) run on it
+ *   bench        bench/latency and bench/bcast (docs/emulation.md's) run on it
  */
 #include "fmpl.h"
 #include "testlib.h"
@@ -184,7 +184,7 @@ START_TEST(test_settings)
 }
 END_TEST
 
-/* ---- the README's benchmarks on the emulated machine --------------------- */
+/* ---- docs/emulation.md's benchmarks on the emulated machine ------------- */
 
 static const char *const bench_cmds[][8] = {
     {"bench/latency", "-m", "64", "-i", "0.05", NULL},

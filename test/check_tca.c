@@ -81,7 +81,7 @@ static const struct route_spec {
      {ANY, SOME, SOME, ANY}, {ANY, SOME, SOME, ANY}},
     /* 2 x 2 x 1 with block faces in x and block-stride faces in y (-K
      * BTN), one sub-cluster of 4: the block faces on InfiniBand beside
-     * the block-stride ones on PEACH2 (seeds/000 5.2) */
+     * the block-stride ones on PEACH2 (Odajima et al. 2015, 5.2) */
     {4, TCA " FMPL_TCA_SUBCLUSTER=4", "coll_halo",
      {"-g", "2x2x1", "-w", "1x1x0", "-e", "8", "-n", "8x8x40", "-K", "BTN", NULL},
      {ANY, SOME, SOME, NONE}, {ANY, NONE, ANY, SOME}},
@@ -241,7 +241,7 @@ START_TEST(test_figure)
     static char p2[8192], ib[8192];
     latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=peach2 " EXACT, "2M", "0.1", p2, sizeof p2);
     latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib " EXACT, "2M", "0.1", ib, sizeof ib);
-    /* seeds/000 Fig. 4: TCA ahead up to 512 KB, InfiniBand above */
+    /* Odajima et al. 2015, Fig. 4: TCA ahead up to 512 KB, InfiniBand above */
     const long sizes[] = {8, 1024, 65536, 524288, 1048576, 2097152};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         double a = row_us(p2, sizes[i]), b = row_us(ib, sizes[i]);

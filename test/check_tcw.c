@@ -20,8 +20,8 @@
  *   settings     bad FMPL_TCW_* values and too many ranks: fmpl_init fails
  *                with a message naming the setting, nobody hangs
  *   ppn          several ranks per node (FMPL_TCW_PPN): the NIA shared
- *   bench        bench/latency and bench/bcast (the README's) run on it and
- *                print the emulated machine's times
+ *   bench        bench/latency and bench/bcast (docs/emulation.md's) run
+ *                on it and print the emulated machine's times
  */
 #include "fmpl.h"
 #include "testlib.h"
@@ -264,7 +264,7 @@ START_TEST(test_stopped)
 }
 END_TEST
 
-/* ---- the README's benchmarks on the emulated machine --------------------- */
+/* ---- docs/emulation.md's benchmarks on the emulated machine ------------- */
 
 static const char *const bench_cmds[][8] = {
     {"bench/latency", "-m", "64", "-i", "0.05", NULL},

@@ -31,7 +31,8 @@
  * Only where a host's members are near each other: when the transport
  * reaches them through shared memory (FMPL_TL_CAP_GROUP_NEAR: shm, route),
  * or through PEACH2 (tca: a "host" here is a sub-cluster, tl->group, and
- * the leaders talk over InfiniBand - seeds/000 5.3's hybrid broadcast).
+ * the leaders talk over InfiniBand: the hybrid broadcast of Odajima et
+ * al. 2015, 5.3).
  * Where every peer costs the same (FMPL_TRANSPORT=ofi across hosts: tcp
  * to the next namespace or to the rank beside us), the three steps are
  * one trip more than the flat algorithms' and the flat ones run.
@@ -156,7 +157,8 @@ int fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h)
     return rc;
 }
 
-/* The crossing first, as the hybrid paper's broadcast (seeds/000 5.4):
+/* The crossing first, as the hybrid paper's broadcast (Odajima et al.
+ * 2015, 5.4):
  * the root hands the message to its host's leader (unless it leads),
  * the leaders broadcast it among themselves, then every host broadcasts
  * it from its leader, all hosts at once.  The slow network is crossed

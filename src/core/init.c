@@ -46,8 +46,8 @@ static int read_settings(void)
     rc = rc ? rc : fmpl_env_size("FMPL_SPLIT_MIN", FMPL_SPLIT_MIN_DEFAULT, 0, UINT64_MAX,
                                  "bytes above which sender and receiver copy half each "
                                  "(K, M, G allowed; 0: never)", &split_min);
-    /* The protocol of the paper (seeds/003, 4.2): FMPL_INLINE=0 writes
-     * even an 8-byte message into the receive buffer and then the flag,
+    /* The protocol of the paper (Tatebe et al. 2002, 4.2): FMPL_INLINE=0
+     * writes even an 8-byte message into the receive buffer and then the flag,
      * and FMPL_EARLY=0 waits for every header (bench/sr8000 measures
      * Table 1 so).  Every rank must use the same values. */
     rc = rc ? rc : fmpl_env_long("FMPL_INLINE", FMPL_EXT_MAX, 0, FMPL_EXT_MAX,

@@ -106,8 +106,9 @@ unsigned fmpl_tl_slot_ext(int size, int nidx);
  *   FMPL_TL_HINT_FACE   contiguous faces of a halo exchange, which go to
  *                       several peers at once - bandwidth matters more
  *                       than latency, and two networks carry them side by
- *                       side (tca; seeds/000 5.2: block faces over
- *                       InfiniBand, block-stride ones over PEACH2).
+ *                       side (tca; Odajima et al. 2015, 5.2: block
+ *                       faces over InfiniBand, block-stride ones over
+ *                       PEACH2).
  *   FMPL_TL_HINT_SPLIT  the sender's part of a split message (p2p.h): the
  *                       receiver copies the other part meanwhile, so a
  *                       path that needs its CPU to land the data (shm's

@@ -15,8 +15,8 @@
  * any of them.  A chunk or a key may at worst be dropped with an error.
  *
  * Not fuzzed, on purpose: a data chunk for ordinary memory names a bare
- * address in our process, which the transport cannot check (README:
- * isolation); such chunks are turned into chunks for our region here,
+ * address in our process, which the transport cannot check
+ * (docs/security.md); such chunks are turned into chunks for our region here,
  * and a data-and-record chunk's data is written into our region.
  *
  * Input: operations of one byte and their arguments.

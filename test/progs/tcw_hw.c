@@ -1,6 +1,6 @@
 /*
  * tcw_hw - the emulated SR8000's hardware barrier and broadcast
- * (FMPL_TRANSPORT=tcw; seeds/003 3.2-3.3).
+ * (FMPL_TRANSPORT=tcw; Tatebe et al. 2002, 3.2-3.3).
  *
  *   tcw_hw -e hw|none
  *     hw    the conditions hold (test/check_tcw.c knows from the job's

@@ -1,14 +1,14 @@
 /*
  * dcfa.h - the InfiniBand verbs transport (private to src/transport/dcfa/).
  *
- * FMPL straight on InfiniBand verbs, after the DCFA paper (seeds/001):
- * the process posts work requests and polls completions itself, with no
- * library in between.  Two modes (dcfa_verbs.c): split, the paper's - a
- * host-side agent (dcfa_agent.h) makes the device context and the queues
- * in the device file the process hands it, the process maps and works
- * them (dcfa_uverbs.h) - where the provider allows it (rxe), and direct
- * elsewhere - the process opens the device through libibverbs and owns
- * everything.
+ * FMPL straight on InfiniBand verbs, after the DCFA paper (Si and
+ * Ishikawa 2011): the process posts work requests and polls completions
+ * itself, with no library in between.  Two modes (dcfa_verbs.c): split,
+ * the paper's - a host-side agent (dcfa_agent.h) makes the device context
+ * and the queues in the device file the process hands it, the process
+ * maps and works them (dcfa_uverbs.h) - where the provider allows it
+ * (rxe), and direct elsewhere - the process opens the device through
+ * libibverbs and owns everything.
  *
  *   queue pairs  one RC queue pair per peer, created and connected when
  *                one of the two first talks to the other, by datagrams

@@ -1,8 +1,8 @@
 /*
  * emu_area.c - the registered regions of an emulated fabric's nodes
  * (emu_area.h).  Registering costs nothing in the models: the SR8000's
- * FMPL made the whole user space a remote-DMA area (seeds/003, 4.2), and
- * a TCA program pins its buffers once, before it communicates.
+ * FMPL made the whole user space a remote-DMA area (Tatebe et al. 2002,
+ * 4.2), and a TCA program pins its buffers once, before it communicates.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>

@@ -2,7 +2,8 @@
  * ib.h - InfiniBand between the nodes of HA-PACS/TCA, emulated (private
  * to src/transport/ib/; the tca transport is its one user).
  *
- * What the hybrid paper (seeds/000, 2.2 and 4) describes, and where it is:
+ * What the hybrid paper (Odajima et al. 2015, 2.2 and 4) describes, and
+ * where it is:
  *  - every node has one QDR 4x port (the paper measured one of the two
  *    rails) on ONE flat switch: a route is the node's link into the
  *    switch and the destination's link out of it (ib_net.c);

@@ -3,8 +3,8 @@
  * parameter in one table, settable as FMPL_TCA_IB_<NAME>.  The model is
  * on or off with the machine's (FMPL_TCA_MODEL).
  *
- * The hybrid paper (seeds/000) gives the hardware - Mellanox ConnectX-3,
- * QDR 4x, one port used, one flat switch (2.2, Table 1) - and one
+ * The hybrid paper (Odajima et al. 2015) gives the hardware - Mellanox
+ * ConnectX-3, QDR 4x, one port used, one flat switch (2.2, Table 1) - and one
  * measured relation: TCA beats InfiniBand in ping-pong up to 512 KB, and
  * InfiniBand wins above (4.1, Fig. 4).  QDR 4x signals 40 Gb/s, 32 Gb/s
  * of data after 8b/10b coding: 4 GB/s a direction; a packet carries up to
@@ -27,7 +27,7 @@
 static const fmpl_emu_param_t params[] = {
     P(link_mbps, LINK_MBPS, 3380, 1, "MB/s",
       "a QDR 4x port's data rate as delivered (4 GB/s after 8b/10b; set so that FMPL's "
-      "ping-pong crosses PEACH2's at 512 KB, seeds/000 Fig. 4)"),
+      "ping-pong crosses PEACH2's at 512 KB, Odajima et al. 2015, Fig. 4)"),
     P(mtu, MTU, 2048, 256, "bytes", "payload a packet carries (the path MTU MVAPICH2 uses)"),
     P(header, HEADER, 26, 0, "bytes",
       "a packet's LRH 8, BTH 12, ICRC 4, VCRC 2 (InfiniBand architecture, vol. 1)"),

@@ -1,7 +1,7 @@
 /*
  * ib_net.c - the InfiniBand network of a TCA machine: every node's port
- * on one flat switch (seeds/000 2.2: "InfiniBand joins all nodes of
- * HA-PACS/TCA flat, through a single switch").
+ * on one flat switch (Odajima et al. 2015, 2.2: "InfiniBand joins all
+ * nodes of HA-PACS/TCA flat, through a single switch").
  *
  * Node r has two links: into the switch (link0 + 2r) and out of it
  * (link0 + 2r + 1).  A write from s to d crosses s's link in and d's link

@@ -1,7 +1,7 @@
 /*
  * ib_rdma.c - what a node's CPU and its HCA do with a write: RDMA WRITE
- * work requests on reliable-connected queue pairs (seeds/000 4; the
- * InfiniBand architecture's RC service).
+ * work requests on reliable-connected queue pairs (Odajima et al. 2015,
+ * 4; the InfiniBand architecture's RC service).
  *
  * Every write goes to registered memory named by the same key PEACH2
  * uses (a place in the owner's window: tca registers memory once for
@@ -12,7 +12,8 @@
  *  - A put is one write; a list put one write a piece, posted as one
  *    list with one doorbell; a block-stride put one write a block (an
  *    RDMA WRITE has one contiguous destination: MPI over InfiniBand packs
- *    instead, seeds/000 4.2, and so do the layers above where they can).
+ *    instead, Odajima et al. 2015, 4.2, and so do the layers above where
+ *    they can).
  *  - A mailbox record is an inline write (the CPU copies it into the work
  *    request) on the peer's queue pair.  InfiniBand executes the requests
  *    of one RC queue pair in order, so a record posted after the data it

@@ -3,7 +3,8 @@
  * src/transport/peach2/).
  *
  * Each rank is a node of HA-PACS/TCA with one PEACH2 board.  What the
- * paper (seeds/002, sections 3-4) describes, and where it is here:
+ * paper (Hanawa et al. 2013, sections 3-4) describes, and where it is
+ * here:
  *
  *  - the RING (p2_ring.c): up to 16 nodes, two rings of R = ceil(S/2)
  *    joined position by position.  Each board has a host port (PCIe to

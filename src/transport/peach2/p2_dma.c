@@ -1,6 +1,6 @@
 /*
  * p2_dma.c - what a node's CPU and its PEACH2 board do with a write:
- * PIO stores and the DMA controller (seeds/002, 3.4 and 4).
+ * PIO stores and the DMA controller (Hanawa et al. 2013, 3.4 and 4).
  *
  * Every write goes to a place in the window: the key names it (emu_area's
  * base), the board routes it by address (p2_ring.c), and the owning board

@@ -4,8 +4,8 @@
  * as FMPL_TCA_<NAME> (FMPL_TCA_HOP_NS=400, ...); FMPL_TCA_MODEL=0 turns
  * the model off (a functional emulation).
  *
- * The paper (seeds/002, 4.1-4.2) measured, inside its driver, from the
- * kick to the poll that sees the DMA done:
+ * The paper (Hanawa et al. 2013, 4.1-4.2) measured, inside its driver,
+ * from the kick to the poll that sees the DMA done:
  *   - PCIe Gen2 x8 (4 GB/s) with 256-byte payloads and 24 bytes of TLP,
  *     link and framing overhead: 3.66 GB/s; 128 chained 4 KiB transfers
  *     reach 3.3 GB/s, 90 % of it (Fig. 4);
@@ -22,8 +22,8 @@
  * which fixes the sums 1.45 us and 0.74 us (Figs. 6 and 5) and desc =
  * 0.11 us (Fig. 4's 10 %: a page a descriptor, so 3.3 GB/s is also where
  * large transfers level off); how the sums split is our estimate, marked
- * "est."; 0.3-0.4 us for each further hop is the hybrid paper's (seeds/000,
- * 5.4).  bench/tca prints each figure beside the modeled one.
+ * "est."; 0.3-0.4 us for each further hop is the hybrid paper's (Odajima
+ * et al. 2015, 5.4).  bench/tca prints each figure beside the modeled one.
  */
 #include <stddef.h>
 #include <string.h>
@@ -62,7 +62,7 @@ static const fmpl_emu_param_t params[] = {
     P(board_ns, BOARD_NS, 100, 0, "ns",
       "a board forwarding a packet from its host port to another port (est.)"),
     P(hop_ns, HOP_NS, 350, 0, "ns",
-      "one cable and the next board (seeds/000 5.4: 0.3-0.4 us a hop)"),
+      "one cable and the next board (Odajima et al. 2015, 5.4: 0.3-0.4 us a hop)"),
     P(mem_ns, MEM_NS, 175, 0, "ns",
       "the owning board's write into host memory until a poll sees it (est.; 4.2: 782 ns)"),
     P(poll_ns, POLL_NS, 200, 0, "ns",

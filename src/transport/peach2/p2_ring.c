@@ -1,7 +1,7 @@
 /*
  * p2_ring.c - a sub-cluster's PEACH2 boards, their cables, their routing
- * registers, and the routes that follow (seeds/002 3.2-3.3; seeds/000 2,
- * Fig. 2: 16 nodes as two rings of 8).
+ * registers, and the routes that follow (Hanawa et al. 2013, 3.2-3.3;
+ * Odajima et al. 2015, 2, Fig. 2: 16 nodes as two rings of 8).
  *
  * Cabling.  S nodes make two rings of R = ceil(S/2): ring 0 holds nodes
  * 0 .. R-1, ring 1 the rest, node k at position k mod R.  Port E of a

@@ -1,6 +1,6 @@
 /*
  * route_core.h - near/far routing, written once: one transport over two
- * (DESIGN.md, "Near/far routing").
+ * (docs/transports.md, "route: per peer").
  *
  * Real clusters and the TCA papers share one idea: a NEAR network that
  * reaches some peers cheaply (shared memory on a host; PEACH2 inside a
@@ -10,8 +10,9 @@
  * of them:
  *  - a peer the near part does not reach: always the far part;
  *  - otherwise its class decides per operation and size (choose): the
- *    shm/ofi route always near, tca by its policy (seeds/000 5: PEACH2
- *    for small messages and block-stride, InfiniBand for large ones).
+ *    shm/ofi route always near, tca by its policy (Odajima et al. 2015,
+ *    5: PEACH2 for small messages and block-stride, InfiniBand for large
+ *    ones).
  * ORDER.  transport.h promises that an ordered record is seen after every
  * earlier put to its peer, and each part keeps that promise only for its
  * own puts.  So the first put to a peer after an ordered record chooses a

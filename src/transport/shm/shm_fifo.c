@@ -306,7 +306,7 @@ int fmpl_shm_fifo_drain(fmpl_shm_t *s, int peer)
          * where we can (a chunk's length, a record's place in our
          * lines); ordinary memory is named by its address alone, and a
          * rank of the job may write our memory anyway (cross-memory
-         * attach, README: isolation) */
+         * attach, docs/security.md) */
         uint32_t len = d->len, kind = d->kind;
         uint64_t span = 1;         /* (64 bits: a forged length must not wrap it to 0) */
         int data = kind == FMPL_SHM_CH_DATA || kind == FMPL_SHM_CH_DATA_NT;

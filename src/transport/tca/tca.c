@@ -1,7 +1,8 @@
 /*
  * tca.c - HA-PACS/TCA, emulated: PEACH2 inside sub-clusters, InfiniBand
  * between all nodes, and FMPL choosing the network per peer, per size and
- * per access pattern (FMPL_TRANSPORT=tca; seeds/000, sections 2 and 5).
+ * per access pattern (FMPL_TRANSPORT=tca; Odajima et al. 2015, sections 2
+ * and 5).
  *
  * One machine, two networks.  The nodes share one emulation (engine,
  * clock, matching area, table of registered memory): a node's memory is
@@ -16,10 +17,11 @@
  *  - peers inside it, by FMPL_TCA_ROUTE:
  *      hybrid (default)  block-stride puts and records on PEACH2 (its
  *                        hardware block-stride DMA needs no packing and
- *                        its PIO stores are the lowest latency, seeds/000
- *                        4.2 and 5.2); a halo exchange's contiguous faces
- *                        (block, and stride faces packed) on InfiniBand,
- *                        beside its block-stride faces (5.2); other
+ *                        its PIO stores are the lowest latency: Odajima
+ *                        et al. 2015, 4.2 and 5.2); a halo exchange's
+ *                        contiguous faces (block, and stride faces
+ *                        packed) on InfiniBand, beside its block-stride
+ *                        faces (5.2); other
  *                        contiguous and list puts on PEACH2 up to
  *                        FMPL_TCA_SWITCH_BYTES, on InfiniBand above (the
  *                        crossover of Fig. 4: 512 KB);
@@ -27,14 +29,14 @@
  *                        more: by default from the models, the first
  *                        count at which a PIO store takes longer than an
  *                        inline InfiniBand write - 2) over InfiniBand
- *                        except for block-stride puts (seeds/000 6.2's
- *                        suggestion);
+ *                        except for block-stride puts (the suggestion of
+ *                        Odajima et al. 2015, 6.2);
  *      peach2            everything on PEACH2 (TCA only inside);
  *      ib                everything on InfiniBand (MPI over InfiniBand).
  * Sub-clusters: FMPL_TCA_SUBCLUSTER=S nodes (1-16, default 16): ranks
  * k S .. k S + S - 1 form sub-cluster k (the last may be smaller), each a
- * PEACH2 ring of its own (seeds/000 Fig. 11 splits 8 and 16 nodes into
- * two).  The collectives see sub-clusters as groups of near ranks
+ * PEACH2 ring of its own (Odajima et al. 2015, Fig. 11, splits 8 and 16
+ * nodes into two).  The collectives see sub-clusters as groups of near ranks
  * (tl->group): leaders talk over InfiniBand, members over PEACH2.
  */
 #define _GNU_SOURCE
@@ -139,7 +141,7 @@ static int read_settings(tca_t *t)
     t->policy = policy;
     rc = rc ? rc : fmpl_env_double("FMPL_TCA_SWITCH_BYTES", 512 * 1024, 0, HUGE_VAL,
                                    "not a size in bytes (contiguous writes larger than this "
-                                   "take InfiniBand; seeds/000 Fig. 4: 512 KB)",
+                                   "take InfiniBand; Odajima et al. 2015, Fig. 4: 512 KB)",
                                    &t->switch_bytes);
     /* unset: -1, from the models (tca_open) */
     rc = rc ? rc : fmpl_env_long("FMPL_TCA_IB_HOPS", -1, 0, 64,
@@ -269,7 +271,8 @@ static int tca_open(fmpl_tl_t *tl)
     /* block-stride everywhere (InfiniBand: a write a block), no remote
      * atomics or reads (PEACH2 has none); sub-clusters are near groups */
     tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
-    if (t->policy == POLICY_IB)    /* MPI over InfiniBand packs (seeds/000 4.2) */
+    /* MPI over InfiniBand packs (Odajima et al. 2015, 4.2) */
+    if (t->policy == POLICY_IB)
         tl->caps &= ~FMPL_TL_CAP_STRIDED;
     tl->max_inline = FMPL_EMU_HALF;
     tl->group = t->group;

@@ -2,8 +2,8 @@
  * tcw.h - the Hitachi SR8000, emulated (private to src/transport/tcw/).
  *
  * Each rank is a CPU of an SR8000 node (FMPL_TCW_PPN ranks per node,
- * default 1, the paper's setting).  What the paper (seeds/003, sections
- * 3-4) describes, and where it is here:
+ * default 1, the paper's setting).  What the paper (Tatebe et al. 2002,
+ * sections 3-4) describes, and where it is here:
  *
  *  - combuf remote-DMA AREAS (emu/emu_area.c): memory a peer may write, named
  *    by an id.  Area 0 of every node is FMPL's matching area (the mailbox:

@@ -1,6 +1,6 @@
 /*
- * tcw_hw.c - the SR8000's hardware barrier and broadcast (seeds/003, 3.2,
- * 3.3, 4.3).
+ * tcw_hw.c - the SR8000's hardware barrier and broadcast (Tatebe et al.
+ * 2002, 3.2, 3.3, 4.3).
  *
  * Barrier (hmpc_barrier, colours 0-7): each x-crossbar collects its nodes'
  * arrivals and tells every y-crossbar, each of which then tells its nodes:

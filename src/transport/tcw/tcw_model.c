@@ -3,7 +3,7 @@
  * with its default and where the default comes from.  Each is settable
  * as FMPL_TCW_<NAME> (FMPL_TCW_XBAR_NS=1500, ...).
  *
- * The paper (seeds/003) gives: 1000 MB/s links, a hardware network
+ * The paper (Tatebe et al. 2002) gives: 1000 MB/s links, a hardware network
  * latency of about 5 us (5.1), Table 1's breakdown of an 8-byte message
  * measured inside FMPL with the cycle counter, 12.8 us one way.  Table 1,
  * read as a ping-pong in which each side alternates fmpl_send and

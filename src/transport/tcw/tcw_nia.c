@@ -1,6 +1,6 @@
 /*
  * tcw_nia.c - transfer control words, kicks, and what the NIA does with
- * them (seeds/003, 3.1 and 4.2).
+ * them (Tatebe et al. 2002, 3.1 and 4.2).
  *
  * A TCW describes one remote-DMA write: source, size, destination node,
  * remote-DMA id, offset.  A kick hands the TCW to the node's NIA, which

@@ -1,5 +1,6 @@
 /*
- * tcw_xbar.c - the SR8000's multi-dimensional crossbar (seeds/003, 3):
+ * tcw_xbar.c - the SR8000's multi-dimensional crossbar (Tatebe et al.
+ * 2002, 3):
  * up to 8 nodes on one x-crossbar, x-crossbars joined by y-crossbars, each
  * crossbar complete.  Node k of an X x Y partition sits at (k mod X,
  * k div X); ranks fill nodes in order, FMPL_TCW_PPN to a node.
