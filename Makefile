@@ -93,7 +93,7 @@ VERBS_LIBS := -libverbs
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm
 
-LIB_SRC := $(wildcard src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
+LIB_SRC := $(wildcard src/base/*.c src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
                       src/transport/tcw/*.c src/transport/peach2/*.c \
                       src/transport/ib/*.c src/transport/tca/*.c \
@@ -207,10 +207,10 @@ FMOD_VERSION = $(eval FMOD_VERSION := $(shell { gzip -dc $(FMOD) 2>/dev/null || 
     sed -n "1s/^GFORTRAN module version '\([0-9]*\)'.*/\1/p"))$(FMOD_VERSION)
 
 FMPLRUN_SRC := $(wildcard tools/fmplrun/*.c)
-bin/fmplrun: $(FMPLRUN_SRC) tools/fmplrun/fmplrun.h src/core/parse.c $(HDRS)
+bin/fmplrun: $(FMPLRUN_SRC) tools/fmplrun/fmplrun.h src/base/parse.c $(HDRS)
 	@mkdir -p bin
 	$(say) CC $@
-	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ $(FMPLRUN_SRC) src/core/parse.c -lrt
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -o $@ $(FMPLRUN_SRC) src/base/parse.c -lrt
 
 # fmpl.pc for PREFIX; `make install` writes it again for its own PREFIX.
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
@@ -352,10 +352,10 @@ test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_bla
 	    lib/libfmpl_blacs.a $(PROG_LDFLAGS) -lm
 # FMPL's PMIx bootstrap beside MPI in one process: needs mpicc.
 ifneq ($(HAVE_MPICC),)
-test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/core/boot_pmix.c src/core/boot.h
+test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/base/boot.h
 	$(say) MPICC $@
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
-	    -o $@ test/progs/boot_pmix_mpi.c src/core/boot_pmix.c $(PMIX_LIBS)
+	    -o $@ test/progs/boot_pmix_mpi.c src/base/boot_pmix.c $(PMIX_LIBS)
 endif
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
 	$(say) MPICC $@

@@ -388,7 +388,7 @@ END_TEST
 /* ---- settings ------------------------------------------------------------------ */
 
 /* A setting FMPL cannot read whole, or out of range, fails fmpl_init with
- * a line naming it (core/env.c), where it used to be clamped, cut at the
+ * a line naming it (base/env.c), where it used to be clamped, cut at the
  * first bad byte or ignored: each of these started a job once. */
 static const struct set_spec {
     const char *env, *said;

@@ -19,17 +19,17 @@
 #           one-rank job: a refused call's fmpl_abort comes back as a
 #           longjmp (-Wl,--wrap=fmpl_abort), every array is exactly what
 #           its arguments allow, a matrix sent to oneself arrives whole
-#   env     FMPL's settings: the number parsers (core/parse.c) against an
-#           oracle, the environment readers (core/env.c), the emulated
+#   env     FMPL's settings: the number parsers (base/parse.c) against an
+#           oracle, the environment readers (base/env.c), the emulated
 #           machines' settings (tcw's crossbar and model, PEACH2's and
 #           InfiniBand's models)
 #   fmplrun fmplrun's command line and FMPL_KILL_GRACE (tools/fmplrun/options.c)
-#   pmix    what the PMIx server gives the bootstrap (core/boot_pmix.c):
+#   pmix    what the PMIx server gives the bootstrap (base/boot_pmix.c):
 #           namespace, rank, job size, every value and status; the
 #           harness is the PMIx library
 #   mmsg    a peer's mailbox message (transport/mbox_msg.c: libfabric, verbs)
 #   modex   another rank's modex entries in fmplrun's control memory
-#           (core/boot_local.c)
+#           (base/boot_local.c)
 #   p2p     the point-to-point records a peer writes into our matching
 #           area (p2p/recv.c, send.c, cancel.c, matrix.c), against FMPL's
 #           p2p code over a fake transport that checks the ops table's
@@ -66,7 +66,7 @@ libobjs() {
     if [ ! -f "$work/lib/done" ]; then
         mkdir -p "$work/lib"
         # shellcheck disable=SC2086 # word lists
-        (cd "$top" && ls src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
+        (cd "$top" && ls src/base/*.c src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
             src/transport/shm/*.c src/transport/emu/*.c src/transport/tcw/*.c \
             src/transport/peach2/*.c src/transport/ib/*.c src/transport/tca/*.c \
             src/transport/route/route_core.c) |
@@ -82,7 +82,7 @@ libobjs() {
 srcs() {
     case $1 in
         mmsg) echo "$top/src/transport/mbox_msg.c" ;;
-        fmplrun) echo "$top/tools/fmplrun/options.c $top/src/core/parse.c" ;;
+        fmplrun) echo "$top/tools/fmplrun/options.c $top/src/base/parse.c" ;;
         # PMIx's headers only: the harness is the library
         pmix) echo "-DFMPL_HAVE_PMIX $(pkg-config --cflags pmix)" ;;
         env|p2p|shm|sig) libobjs && echo "-lpthread -lrt -lm" ;;

@@ -43,12 +43,12 @@ step "pc libdir is LIBDIR" grep -qx "libdir=/usr/lib/x86_64-linux-gnu" \
 # reaching every compile and link (a coverage build of a copy of the tree)
 # (a make of our own: not the flags of a `make -s check` around us)
 step "make: short lines" sh -c "$(command -v env) -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-    make -C '$top' -B build/src/core/error.o | grep -q '^  CC  *src/core/error.c\$'"
+    make -C '$top' -B build/src/base/error.o | grep -q '^  CC  *src/base/error.c\$'"
 step "make V=1: commands" sh -c "$(command -v env) -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-    make -C '$top' -B V=1 build/src/core/error.o |
-    grep -q -- '-c src/core/error.c -o build/src/core/error.o'"
+    make -C '$top' -B V=1 build/src/base/error.o |
+    grep -q -- '-c src/base/error.c -o build/src/base/error.o'"
 step "make -s: silent" sh -c "test -z \"\$($(command -v env) -u MAKEFLAGS -u MFLAGS \
-    -u MAKELEVEL make -s -C '$top' -B build/src/core/error.o)\""
+    -u MAKELEVEL make -s -C '$top' -B build/src/base/error.o)\""
 step "make help" sh -c "make -C '$top' -s help | grep -q 'install  '"
 cov="$prefix/cov"
 mkdir -p "$cov"

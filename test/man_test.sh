@@ -133,7 +133,7 @@ files=$(find src tools -name '*.[ch]' | sort)
 awk '/^#define [A-Z_0-9]+ +"FMPL_[A-Z0-9_]*"/ { v = $3; gsub(/"/, "", v); print $2, v }' \
     $files > "$tmp/macros"
 # helpers: functions that pass a parameter, not a literal, to getenv() or
-# to a helper (core/env.c's readers go through value(); the emulated
+# to a helper (base/env.c's readers go through value(); the emulated
 # machines' tables through fmpl_emu_params_read), found until no new one
 # comes (the function whose definition starts last at column 0 before
 # the call)

@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "coll/halo.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 
 #define READY_OFF 0

@@ -45,7 +45,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "core/log.h"
+#include "base/log.h"
 
 void fmpl_hier_free(fmpl_comm_rec_t *c)
 {

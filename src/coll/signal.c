@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 
 #define HALF 32

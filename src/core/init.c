@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/cpu.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/cpu.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "core/state.h"
 #include "coll/coll.h"

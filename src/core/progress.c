@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "core/state.h"
 #include "core/trace.h"

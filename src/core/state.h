@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/boot.h"
+#include "base/boot.h"
 #include "transport/transport.h"
 
 /* Per (peer, index): the sequence numbers of the last send / receive

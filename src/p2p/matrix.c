@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"

@@ -3,7 +3,7 @@
  * matching area, then watch our completion record.
  */
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "core/trace.h"
 #include "p2p/p2p.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/mbox_msg.h"
 
 int fmpl_mmsg_open(fmpl_mmsg_box_t *b, int rank, int size, int nidx, unsigned ext)

@@ -23,7 +23,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "core/cpu.h"
+#include "base/cpu.h"
 
 typedef struct fmpl_rlock {
     _Atomic uintptr_t owner;       /* pthread_self() of the holder, 0 when free */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/seg.h"
 
 int fmpl_seg_create(const char *name, size_t len, int *fd, void **base)

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "fmpl.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "transport/ticker.h"
 

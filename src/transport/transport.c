@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/transport.h"
 
 #define HOST_MAX 256

@@ -1,7 +1,7 @@
 /*
  * fuzz_env - libFuzzer harness for FMPL's settings from the environment:
- * the parsers of core/parse.c against an oracle written here, the
- * readers of core/env.c, and the readers of the emulated machines'
+ * the parsers of base/parse.c against an oracle written here, the
+ * readers of base/env.c, and the readers of the emulated machines'
  * settings (the SR8000's crossbar and timing model, PEACH2's and
  * InfiniBand's models), which take their variables whole from the user.
  *
@@ -30,8 +30,8 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/env.h"
-#include "core/parse.h"
+#include "base/env.h"
+#include "base/parse.h"
 #include "transport/ib/ib.h"
 #include "transport/peach2/p2.h"
 #include "transport/tcw/tcw.h"

@@ -1,7 +1,7 @@
 /*
  * fuzz_fmplrun - libFuzzer harness for fmplrun's command line and its
  * FMPL_KILL_GRACE (tools/fmplrun/options.c: frun_parse_args and
- * frun_grace_from_env), linked with options.c and src/core/parse.c alone.
+ * frun_grace_from_env), linked with options.c and src/base/parse.c alone.
  *
  * Input: the arguments after "fmplrun", separated by NUL bytes (at most
  * 32); if the first byte is odd, the first argument is FMPL_KILL_GRACE's

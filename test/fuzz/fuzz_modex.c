@@ -1,6 +1,6 @@
 /*
  * fuzz_modex - libFuzzer harness for the job control memory fmplrun
- * shares with the ranks, as a rank reads it (core/boot_local.c): the
+ * shares with the ranks, as a rank reads it (base/boot_local.c): the
  * modex entries another rank wrote, and the dead-rank word.
  *
  * Every rank maps that memory writable, so a broken or hostile rank can
@@ -14,7 +14,7 @@
  *
  * The harness includes boot_local.c to reach its static look-up.
  */
-#include "core/boot_local.c"
+#include "base/boot_local.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

@@ -1,6 +1,6 @@
 /*
  * fuzz_pmix - libFuzzer harness for what FMPL's PMIx bootstrap
- * (core/boot_pmix.c) takes from the PMIx server: the namespace and rank
+ * (base/boot_pmix.c) takes from the PMIx server: the namespace and rank
  * of PMIx_Init, the job size's value, every value PMIx_Get returns (of
  * any type, a modex value of any size), and the status of every call.
  *
@@ -20,7 +20,7 @@
  *
  * The harness includes boot_pmix.c to reach its static operations.
  */
-#include "core/boot_pmix.c"
+#include "base/boot_pmix.c"
 
 #include "fuzz_input.h"
 

@@ -1,9 +1,9 @@
 /*
  * boot_pmix_mpi.c - the PMIx bootstrap next to Open MPI in one process.
  *
- * Build with mpicc (needs only src/core/boot_pmix.c and libpmix besides MPI):
+ * Build with mpicc (needs only src/base/boot_pmix.c and libpmix besides MPI):
  *   mpicc -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(pkg-config --cflags pmix) \
- *      -Iinclude -Isrc test/progs/boot_pmix_mpi.c src/core/boot_pmix.c \
+ *      -Iinclude -Isrc test/progs/boot_pmix_mpi.c src/base/boot_pmix.c \
  *      $(pkg-config --libs pmix)
  * The Makefile's generic rule for test/progs compiles every C file there
  * with plain cc, which does not find <mpi.h>; this file then builds a stub that
@@ -37,7 +37,7 @@ int main(void)
 
 #else
 
-#include "core/boot.h"
+#include "base/boot.h"
 #include "fmpl.h"
 
 #include <mpi.h>

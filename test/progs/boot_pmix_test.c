@@ -1,10 +1,10 @@
 /*
  * boot_pmix_test.c - exercise the PMIx bootstrap back-end on its own.
  *
- * Needs only src/core/boot_pmix.c and libpmix, so it can be built before
+ * Needs only src/base/boot_pmix.c and libpmix, so it can be built before
  * the rest of the library compiles:
  *   cc -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(pkg-config --cflags pmix) \
- *      -Iinclude -Isrc test/progs/boot_pmix_test.c src/core/boot_pmix.c \
+ *      -Iinclude -Isrc test/progs/boot_pmix_test.c src/base/boot_pmix.c \
  *      $(pkg-config --libs pmix)
  * (The Makefile's test/progs rule links it against lib/libfmpl.a instead,
  * which holds the same object.)
@@ -22,7 +22,7 @@
  *                                       print nothing
  * Exit 0 on success, 1 on failure.  Only rank 0 prints "ok".
  */
-#include "core/boot.h"
+#include "base/boot.h"
 #include "fmpl.h"
 
 #include <stdarg.h>

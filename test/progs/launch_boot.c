@@ -10,7 +10,7 @@
  *
  * Ranks that see a fence fail print how long it took and exit 3.
  */
-#include "core/boot.h"
+#include "base/boot.h"
 #include "fmpl.h"
 
 #include <stdio.h>

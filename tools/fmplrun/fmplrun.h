@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "core/launch_ctl.h"
+#include "base/launch_ctl.h"
 
 #define FRUN_TERM_TO_KILL_MS 2000 /* SIGTERM -> SIGKILL */
 #define FRUN_LINE_BYTES      4096 /* --prefix: longer lines are split */
@@ -51,7 +51,7 @@ int frun_grace_from_env(struct frun_opts *opt);
 /* ---- job.c ---------------------------------------------------------- */
 
 /* What fmplrun shares with the ranks: the job id and the control memory
- * (src/core/launch_ctl.h). */
+ * (src/base/launch_ctl.h). */
 struct frun_job {
     char jobid[FMPL_BOOT_JOBID_MAX];
     struct fmpl_ctl *ctl;

@@ -1,6 +1,6 @@
 /*
  * job.c - what fmplrun shares with the ranks: the job id, the job control
- * memory (src/core/launch_ctl.h) and the environment every rank inherits.
+ * memory (src/base/launch_ctl.h) and the environment every rank inherits.
  */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -4,8 +4,8 @@
  *   fmplrun -n 4 [-t SEC] [-p] [-v] ./prog args...
  *
  * The job's only shared state is the job control memory of
- * src/core/launch_ctl.h: a memfd that every rank inherits (FMPL_CTL_FD) and
- * the `local` bootstrap (src/core/boot_local.c) maps.  A memfd has no name,
+ * src/base/launch_ctl.h: a memfd that every rank inherits (FMPL_CTL_FD) and
+ * the `local` bootstrap (src/base/boot_local.c) maps.  A memfd has no name,
  * so nothing is left behind however the job ends, even after kill -9.
  *
  * fmplrun forks the ranks, then sits in one poll() loop on a signalfd

@@ -4,7 +4,7 @@
  * Nothing here exits or touches the process beyond printing: a usage
  * error, --help and --version come back as the status main() exits with,
  * so the fuzz harness (test/fuzz/fuzz_fmplrun.c) links this file alone
- * with src/core/parse.c.
+ * with src/base/parse.c.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/parse.h"
+#include "base/parse.h"
 #include "fmpl.h"
 #include "fmplrun.h"
 

@@ -42,8 +42,8 @@
 #include <time.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 
 #define QKEY      0x464d504cu      /* "FMPL" */

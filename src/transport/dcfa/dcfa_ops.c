@@ -23,9 +23,9 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"

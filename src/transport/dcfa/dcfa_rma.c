@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 
 static int bad_peer(const fmpl_dcfa_t *d, int peer)

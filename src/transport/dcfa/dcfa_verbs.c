@@ -37,9 +37,9 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
 #include "transport/dcfa/dcfa_uverbs.h"

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/emu/emu_area.h"
 
 #define PAGE 4096ull               /* the window maps whole pages */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/emu/emu_int.h"
 
 static inline fmpl_emu_time_t tmax(fmpl_emu_time_t a, fmpl_emu_time_t b) { return a > b ? a : b; }

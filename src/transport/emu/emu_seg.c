@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/emu/emu_int.h"
 #include "transport/seg.h"
 

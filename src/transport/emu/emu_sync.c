@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/emu/emu_int.h"
 
 /* Real time a waiter sleeps at most before it looks again by itself (a

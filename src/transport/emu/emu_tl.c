@@ -10,9 +10,9 @@
 #include <time.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/emu/emu_tl.h"
 #include "transport/seg.h"
 

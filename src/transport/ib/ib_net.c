@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/ib/ib.h"
 
 int fmpl_ib_net_open(fmpl_ib_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int on, int link0,

@@ -28,7 +28,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/ib/ib.h"
 
 static int chan_of(const fmpl_ib_t *t, const fmpl_tl_t *tl, int peer)

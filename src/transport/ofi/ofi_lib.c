@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/ofi/ofi.h"
 
 fmpl_ofi_lib_t fmpl_fi;

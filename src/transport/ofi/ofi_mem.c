@@ -32,7 +32,7 @@
 #include <rdma/fi_errno.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/ofi/ofi.h"
 
 void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting)

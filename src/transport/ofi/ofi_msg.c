@@ -18,8 +18,8 @@
 #include <rdma/fi_errno.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/ofi/ofi.h"
 
 /* Post the receives the ring lacks, in ring order. */

@@ -24,9 +24,9 @@
 #include <rdma/fi_rma.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/ofi/ofi.h"
 
 /* What a rank publishes in the modex: its endpoints' addresses. */

@@ -33,7 +33,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/peach2/p2.h"
 #include "transport/seg.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/peach2/p2.h"
 
 #define SLICE_MASK (~((1ull << FMPL_P2_SLICE_BITS) - 1))

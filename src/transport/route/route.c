@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/route/route_core.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/route/route_core.h"
 
 int fmpl_route_core_init(fmpl_route_t *r, const fmpl_route_class_t *cls, int size)

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/progress.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
 

@@ -9,9 +9,9 @@
 #include <sys/prctl.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/shm/shm.h"
 
 /* Default switch from the FIFO to CMA; bench/latency measures the cross-over. */

@@ -21,7 +21,7 @@
 #include <sys/uio.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
 

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
 

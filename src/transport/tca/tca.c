@@ -46,8 +46,8 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/env.h"
-#include "core/log.h"
+#include "base/env.h"
+#include "base/log.h"
 #include "transport/ib/ib.h"
 #include "transport/peach2/p2.h"
 #include "transport/route/route_core.h"

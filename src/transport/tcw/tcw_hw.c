@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/seg.h"
 #include "transport/tcw/tcw.h"
 

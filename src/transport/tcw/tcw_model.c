@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "transport/tcw/tcw.h"
 
 #define P(field, NAME, def, lo, unit, src) \

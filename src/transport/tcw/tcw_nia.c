@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/seg.h"
 #include "transport/tcw/tcw.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
-#include "core/log.h"
+#include "base/boot.h"
+#include "base/log.h"
 #include "transport/tcw/tcw.h"
 
 /* transfers and entries on their way at once, over the whole job */

@@ -18,9 +18,9 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/env.h"
-#include "core/log.h"
-#include "core/parse.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/parse.h"
 #include "transport/tcw/tcw.h"
 
 #define XBAR_MAX_X 8               /* nodes on one x-crossbar */

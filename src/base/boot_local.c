@@ -1,16 +1,16 @@
 /*
  * boot_local.c - bootstrap for jobs started by tools/fmplrun.
  *
- * fmplrun hands every rank the job control memory (src/core/launch_ctl.h)
+ * fmplrun hands every rank the job control memory (src/base/launch_ctl.h)
  * as an inherited memfd.  Everything here is loads and stores in that
  * memory: put writes our own modex entries, get reads a peer's, fence is a
  * sense-reversing barrier.  fmplrun reaps the ranks and records the first
  * one that died, which is how a fence (and the library's waits, through
  * dead_rank) learn that a peer is gone instead of hanging.
  */
-#include "core/boot.h"
-#include "core/cpu.h"
-#include "core/launch_ctl.h"
+#include "base/boot.h"
+#include "base/cpu.h"
+#include "base/launch_ctl.h"
 #include "fmpl.h"
 
 #include <errno.h>

@@ -7,9 +7,9 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/env.h"
-#include "core/log.h"
-#include "core/parse.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/parse.h"
 
 /* The variable's value, or NULL when it is unset or empty (the default). */
 static const char *value(const char *name)

@@ -4,7 +4,7 @@
  * their launcher is absent.
  */
 #include "fmpl.h"
-#include "core/boot.h"
+#include "base/boot.h"
 
 int fmpl_boot_open(fmpl_boot_t *b)
 {

@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/parse.h"
+#include "base/parse.h"
 
 /* The digits must start at s itself: no blanks (strto* would skip them). */
 static int starts_number(const char *s, int sign_ok)

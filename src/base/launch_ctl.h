@@ -1,6 +1,6 @@
 /*
  * launch_ctl.h - the job control memory shared by tools/fmplrun and the
- * `local` bootstrap (src/core/boot_local.c).
+ * `local` bootstrap (src/base/boot_local.c).
  *
  * fmplrun creates it as a memfd (never visible in /dev/shm, so nothing can
  * leak even after kill -9), sizes it for the job and passes the open fd to
@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "core/boot.h"
+#include "base/boot.h"
 
 /* Environment set by fmplrun for each rank. */
 #define FMPL_ENV_JOBID  "FMPL_JOBID"    /* job id, [A-Za-z0-9_-] */

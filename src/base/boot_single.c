@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "core/boot.h"
+#include "base/boot.h"
 
 #define SINGLE_KEYS 16
 

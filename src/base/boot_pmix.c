@@ -16,7 +16,7 @@
  * own modex keys, and our fences name the whole namespace, which the
  * server matches by process set and call order just as it matches MPI's.
  */
-#include "core/boot.h"
+#include "base/boot.h"
 #include "fmpl.h"
 
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/state.h"
 
 static void vlog(const char *fmt, va_list ap)
