@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/cpu.h"
 #include "base/env.h"
 #include "base/log.h"
@@ -249,9 +249,7 @@ double fmpl_wtime(void)
 {
     if (fmpl_g.tl.clock)
         return fmpl_g.tl.clock->now(&fmpl_g.tl);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    return fmpl_rtime();
 }
 
 /* A day: beyond it a modeled computation is surely a unit mistake (ns or

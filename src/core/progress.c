@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "core/progress.h"
 #include "core/state.h"
@@ -26,13 +27,6 @@
 #define CHECK_PERIOD   0.05
 
 fmpl_trace_t *fmpl_trace;          /* trace.h: off */
-
-double fmpl_rtime(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* An emulated machine: wait until what is due at our time is known, so
  * that what we see does not depend on how this machine scheduled the

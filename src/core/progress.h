@@ -32,7 +32,6 @@ typedef struct fmpl_wait {
 int  fmpl_progress(void);
 void fmpl_wait_init(fmpl_wait_t *w, int peer);
 static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = t; }
-double fmpl_rtime(void);           /* this machine's clock, whatever transport runs */
 int  fmpl_wait_idle(fmpl_wait_t *w);
 int  fmpl_check_peer(int peer);
 /* Wait, making progress, until the puts counted in `c` have left (`peer`

@@ -6,9 +6,9 @@
 #include <time.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
-#include "core/progress.h"
 #include "transport/ticker.h"
 
 #define FMPL_TICK_NS       1000000L   /* while nobody else makes progress */

@@ -22,11 +22,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "fmpl.h"
 #include "base/boot.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "transport/transport.h"
 
@@ -408,9 +408,7 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
         }
         return FMPL_ERR_PEER;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double now = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    double now = fmpl_rtime();
     if (*t0 == 0) {
         *t0 = now;
     } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {

@@ -39,10 +39,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fmpl.h"
 #include "base/boot.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 
@@ -57,13 +57,6 @@ typedef struct conn_msg {
     int32_t from;
     uint32_t qpn;                  /* the sender's RC queue pair for the receiver */
 } conn_msg_t;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- the queue-pair-number index ---------------------------------------- */
 
@@ -308,10 +301,10 @@ int fmpl_dcfa_connect(fmpl_dcfa_t *d, int r)
     if (p->ready)
         return FMPL_SUCCESS;
     int rc = p->qp.made ? FMPL_SUCCESS : create_qp(d, r);
-    double t0 = now(), wait = 0.2, next = t0;
+    double t0 = fmpl_rtime(), wait = 0.2, next = t0;
     fmpl_tl_wait_t w = { 0 };
     while (rc == FMPL_SUCCESS && !p->ready) {
-        double t = now();
+        double t = fmpl_rtime();
         if (t >= next) {
             if (t - t0 > d->connect_timeout) {
                 fmpl_log_err("dcfa: rank %d did not answer a connection request in %.0f s "

@@ -24,9 +24,9 @@
 
 #include "fmpl.h"
 #include "base/boot.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
-#include "core/progress.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "transport/emu/emu_int.h"
 
@@ -38,13 +39,6 @@ static inline fmpl_emu_time_t tadd(fmpl_emu_time_t a, fmpl_emu_time_t b)
 static inline fmpl_emu_time_t tmin(fmpl_emu_time_t a, fmpl_emu_time_t b) { return a < b ? a : b; }
 static inline fmpl_emu_time_t tmax(fmpl_emu_time_t a, fmpl_emu_time_t b) { return a > b ? a : b; }
 
-static double real_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* Rank r has something new to look at (its inbox, a bound it waits on). */
 void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r)
 {
@@ -65,7 +59,7 @@ static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
 {
     emu_shared_t *sh = e->sh;
     emu_rank_t *rk = emu_ranks(sh);
-    double now = real_now();
+    double now = fmpl_rtime();
     if (now - e->laggard_t < LAGGARD_PERIOD_S)
         return;
     e->laggard_t = now;

@@ -7,10 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fmpl.h"
 #include "base/boot.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "transport/emu/emu_tl.h"
@@ -194,13 +194,6 @@ int fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer)
     return fmpl_emu_alive(fmpl_emu_tl_of(tl)->emu, peer);
 }
 
-static double real_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
 {
     double next_check = 0, t0 = 0;
@@ -212,7 +205,7 @@ int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
             fmpl_emu_idle(et->emu, FMPL_EMU_NEVER);
         /* a peer gone, or silent past FMPL_PEER_TIMEOUT: a stopped rank
          * holds the emulated clock, so nothing would ever come */
-        double now = real_now();
+        double now = fmpl_rtime();
         if (next_check == 0) {
             next_check = now + CHECK_PERIOD;
         } else if (now >= next_check) {

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/log.h"
-#include "core/progress.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
 
