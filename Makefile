@@ -93,7 +93,7 @@ VERBS_LIBS := -libverbs
 endif
 LIBS = $(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm
 
-LIB_SRC := $(wildcard src/base/*.c src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
+LIB_SRC := $(wildcard src/base/*.c src/transport/*.c src/p2p/*.c src/coll/*.c src/api/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
                       src/transport/tcw/*.c src/transport/peach2/*.c \
                       src/transport/ib/*.c src/transport/tca/*.c \

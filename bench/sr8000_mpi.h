@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/progress.h"
-#include "core/state.h"
+#include "p2p/progress.h"
+#include "p2p/state.h"
 #include "p2p/p2p.h"
 #include "transport/transport.h"
 

@@ -16,7 +16,7 @@
  *   table1 I W D I H R     Table 1: the phases of rank 0's fmpl_send (init,
  *                          header wait, data send) and fmpl_recv (init,
  *                          header send, data receive) in that ping-pong,
- *                          from FMPL's trace points (src/core/trace.h),
+ *                          from FMPL's trace points (src/p2p/trace.h),
  *                          each the median over the iterations of the
  *                          batches
  *   bw_fmpl SIZE MBPS      Fig. 6: size / one-way time
@@ -33,7 +33,7 @@
 #include "bench_util.h"
 #define BENCH_PROG "sr8000_p2p"
 #include "bench_fmpl.h"
-#include "core/trace.h"
+#include "p2p/trace.h"
 #include "sr8000_mpi.h"
 
 #define SMPI_BASE 8                /* FMPL's own ping-pong uses index 0 */

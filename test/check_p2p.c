@@ -223,7 +223,7 @@ START_TEST(test_early)
 END_TEST
 
 /* Waits yield early only where ranks crowd their CPUs (transport.c,
- * core/progress.c): two ranks confined to one CPU say so under
+ * p2p/progress.c): two ranks confined to one CPU say so under
  * FMPL_VERBOSE and still finish quickly; two unbound ranks on a machine
  * with two CPUs or more do not. */
 START_TEST(test_crowded)

@@ -66,7 +66,7 @@ libobjs() {
     if [ ! -f "$work/lib/done" ]; then
         mkdir -p "$work/lib"
         # shellcheck disable=SC2086 # word lists
-        (cd "$top" && ls src/base/*.c src/core/*.c src/p2p/*.c src/coll/*.c src/transport/*.c \
+        (cd "$top" && ls src/base/*.c src/transport/*.c src/p2p/*.c src/coll/*.c src/api/*.c \
             src/transport/shm/*.c src/transport/emu/*.c src/transport/tcw/*.c \
             src/transport/peach2/*.c src/transport/ib/*.c src/transport/tca/*.c \
             src/transport/route/route_core.c) |

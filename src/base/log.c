@@ -6,15 +6,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/boot.h"
 #include "base/log.h"
-#include "core/state.h"
+
+static const fmpl_boot_t *log_boot;
+static int log_verbose;
+
+void fmpl_log_set_boot(const fmpl_boot_t *boot) { log_boot = boot; }
+void fmpl_log_set_verbose(int on) { log_verbose = on; }
 
 static void vlog(const char *fmt, va_list ap)
 {
     char msg[512];
     vsnprintf(msg, sizeof msg, fmt, ap);
-    if (fmpl_g.boot.size > 0)
-        fprintf(stderr, "fmpl: rank %d: %s\n", fmpl_g.boot.rank, msg);
+    if (log_boot && log_boot->size > 0)
+        fprintf(stderr, "fmpl: rank %d: %s\n", log_boot->rank, msg);
     else
         fprintf(stderr, "fmpl: %s\n", msg);
 }
@@ -27,11 +33,11 @@ void fmpl_log_err(const char *fmt, ...)
     va_end(ap);
 }
 
-int fmpl_log_verbose(void) { return fmpl_g.verbose; }
+int fmpl_log_verbose(void) { return log_verbose; }
 
 void fmpl_log_info(const char *fmt, ...)
 {
-    if (!fmpl_g.verbose)
+    if (!log_verbose)
         return;
     va_list ap;
     va_start(ap, fmt);

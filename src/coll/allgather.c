@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 
 /* total result size from which the ring is used even for powers of two */
 #define ALLGATHER_RING (1024 * 1024)

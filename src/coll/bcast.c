@@ -16,7 +16,7 @@
  * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).
  */
 #include "coll/coll.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 
 /* above this size the message travels in segments of BCAST_SEG.  64 KiB
  * segments were fastest from 2 to 8 ranks on shm (they ride the pipelined

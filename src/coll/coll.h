@@ -31,7 +31,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/state.h"
+#include "p2p/state.h"
 #include "p2p/p2p.h"
 
 #define FMPL_COMM_NIDX 9
@@ -40,6 +40,14 @@ enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16
+
+/* The collective layer's share of the process state: communicators and
+ * halo exchanges alive at once (FMPL_MAX_COMMS, FMPL_MAX_HALOS), set by
+ * fmpl_init before fmpl_comm_setup. */
+typedef struct fmpl_coll_state {
+    int max_comms, max_halos;
+} fmpl_coll_state_t;
+extern fmpl_coll_state_t fmpl_coll_g;
 
 struct fmpl_hier;
 
@@ -115,7 +123,7 @@ static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
 int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
 /* The same, without waiting until `data` may change: a signal through
  * the eager area counts in *comp (zeroed by the caller) until its bytes
- * have left; fmpl_wait_comp (core/progress.h) waits for them all.  A member that sends
+ * have left; fmpl_wait_comp (p2p/progress.h) waits for them all.  A member that sends
  * one buffer to several peers waits once, not once per peer (over a
  * network the source of an RDMA write is free only when its ACK is back). */
 int  fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,

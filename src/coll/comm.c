@@ -7,13 +7,15 @@
 
 #include "coll/coll.h"
 
-static fmpl_comm_rec_t *table;     /* [fmpl_g.max_comms] */
+fmpl_coll_state_t fmpl_coll_g;
+
+static fmpl_comm_rec_t *table;     /* [fmpl_coll_g.max_comms] */
 
 static int nwords(int nslots) { return (nslots + 63) / 64; }
 
 int fmpl_comm_setup(void)
 {
-    table = calloc((size_t)fmpl_g.max_comms, sizeof *table);
+    table = calloc((size_t)fmpl_coll_g.max_comms, sizeof *table);
     int n = fmpl_g.boot.size;
     int *ranks = malloc((size_t)n * sizeof *ranks);
     if (!table || !ranks) {
@@ -34,7 +36,7 @@ void fmpl_comm_teardown(void)
 {
     fmpl_halo_forget();
     if (table)
-        for (int i = 0; i < fmpl_g.max_comms; i++) {
+        for (int i = 0; i < fmpl_coll_g.max_comms; i++) {
             fmpl_sig_eager_free(&table[i]);
             fmpl_hier_free(&table[i]);
             free(table[i].ranks);
@@ -45,7 +47,7 @@ void fmpl_comm_teardown(void)
 
 fmpl_comm_rec_t *fmpl_comm_get(fmpl_comm_t comm)
 {
-    if (!table || comm < 0 || comm >= fmpl_g.max_comms || !table[comm].used)
+    if (!table || comm < 0 || comm >= fmpl_coll_g.max_comms || !table[comm].used)
         return NULL;
     return &table[comm];
 }
@@ -60,7 +62,7 @@ int fmpl_coll_begin(fmpl_comm_t comm, fmpl_comm_rec_t **c)
 
 int fmpl_halo_index(int h)
 {
-    return fmpl_g.user_nidx + fmpl_g.max_comms * FMPL_COMM_NIDX + h * FMPL_HALO_NIDX;
+    return fmpl_g.user_nidx + fmpl_coll_g.max_comms * FMPL_COMM_NIDX + h * FMPL_HALO_NIDX;
 }
 
 /* lowest slot clear in the OR of n bitmaps (`stride` words apart), or -1 */
@@ -94,8 +96,8 @@ int fmpl_coll_agree_slot(fmpl_comm_rec_t *c, const uint64_t *mine, int nslots, i
 /* this process's used communicator slots as a bitmap */
 static void used_map(uint64_t *map)
 {
-    memset(map, 0, (size_t)nwords(fmpl_g.max_comms) * sizeof *map);
-    for (int s = 0; s < fmpl_g.max_comms; s++)
+    memset(map, 0, (size_t)nwords(fmpl_coll_g.max_comms) * sizeof *map);
+    for (int s = 0; s < fmpl_coll_g.max_comms; s++)
         if (table[s].used)
             map[s / 64] |= 1ull << (s % 64);
 }
@@ -119,7 +121,7 @@ static int install(int s, int *ranks, int n)
  */
 static int split(fmpl_comm_rec_t *parent, int color, int key, fmpl_comm_t *out)
 {
-    int w = nwords(fmpl_g.max_comms), rec = 2 + w, n = parent->size;
+    int w = nwords(fmpl_coll_g.max_comms), rec = 2 + w, n = parent->size;
     uint64_t *all = calloc((size_t)n * (size_t)rec, sizeof *all);
     int *ranks = malloc((size_t)n * sizeof *ranks);
     int *keys = malloc((size_t)n * sizeof *keys);
@@ -137,7 +139,7 @@ static int split(fmpl_comm_rec_t *parent, int color, int key, fmpl_comm_t *out)
     }
     int slot = -1;
     if (rc == FMPL_SUCCESS) {
-        slot = lowest_free(all + 2, n, (size_t)rec, fmpl_g.max_comms);
+        slot = lowest_free(all + 2, n, (size_t)rec, fmpl_coll_g.max_comms);
         if (slot < 0)
             rc = FMPL_ERR_LIMIT;
     }

@@ -5,7 +5,7 @@
  */
 #include "fmpl.h"
 #include "coll/coll.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/matrix.h"
 
 _Static_assert(FMPL_COMM_NIDX - FMPL_CI_AUX == FMPL_MX_NAUX,

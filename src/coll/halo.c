@@ -24,7 +24,7 @@
 
 #include "coll/halo.h"
 #include "base/log.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 
 #define READY_OFF 0
 #define DONE_OFF  32
@@ -197,7 +197,7 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
         g->pad = bad;
     }
     h->slot = -1;
-    rc = fmpl_coll_agree_slot(c, used, fmpl_g.max_halos, &h->slot);
+    rc = fmpl_coll_agree_slot(c, used, fmpl_coll_g.max_halos, &h->slot);
     if (rc == FMPL_SUCCESS) {
         all[c->rank] = *g;
         rc = fmpl_coll_allgather(c, all, sizeof *all);

@@ -5,7 +5,7 @@
  * isend keeps moving while we wait, and a dead rank ends the wait.
  */
 #include "coll/coll.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 
 int fmpl_coll_hw(int bcast, void *buf, size_t len, int root)
 {

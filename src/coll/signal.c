@@ -32,7 +32,7 @@
 
 #include "coll/coll.h"
 #include "base/log.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 
 #define HALF 32
 #define EAGER_BIT (1ull << 31)

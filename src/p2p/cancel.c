@@ -27,7 +27,7 @@
 #include <stdlib.h>
 
 #include "fmpl.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/p2p.h"
 
 /* The doorbell on the control index: the receiver's latest request. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"
 

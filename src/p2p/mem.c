@@ -3,7 +3,7 @@
  * write directly (on shm: one memcpy by the sender, no system call).
  */
 #include "fmpl.h"
-#include "core/state.h"
+#include "p2p/state.h"
 
 void *fmpl_alloc_mem(size_t size)
 {

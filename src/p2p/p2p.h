@@ -87,7 +87,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/state.h"
+#include "p2p/state.h"
 
 #define FMPL_HDR_OFF     0
 #define FMPL_DATA_OFF    32

@@ -5,7 +5,7 @@
  * reach them and they never meet user traffic.
  */
 #include "fmpl.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/p2p.h"
 
 /* Start a send; if its receive is not posted yet, every later progress

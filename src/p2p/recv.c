@@ -4,8 +4,8 @@
  */
 #include "fmpl.h"
 #include "base/log.h"
-#include "core/progress.h"
-#include "core/trace.h"
+#include "p2p/progress.h"
+#include "p2p/trace.h"
 #include "p2p/p2p.h"
 
 /* active irecvs large enough to be split (see p2p.h) */

@@ -2,7 +2,7 @@
  * request.c - fmpl_test: progress once and look at one request.
  */
 #include "fmpl.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/p2p.h"
 
 int fmpl_test(fmpl_request_t *req, int *done)

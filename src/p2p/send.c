@@ -4,8 +4,8 @@
  * Small messages may go before the header (early sends, p2p.h).
  */
 #include "fmpl.h"
-#include "core/progress.h"
-#include "core/trace.h"
+#include "p2p/progress.h"
+#include "p2p/trace.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/progress.h"
+#include "p2p/progress.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
 

@@ -284,7 +284,7 @@ struct fmpl_tl {
      * competes for our cores */
     int machine_ranks;
     /* ranks of this machine confined to the CPUs we may use outnumber
-     * them: waits must give the core away (core/progress.c) */
+     * them: waits must give the core away (p2p/progress.c) */
     int crowded;
     /* ... some rank's are, the same on every rank: what choices every
      * rank must make alike (a collective's algorithm) ask */

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/state.h"
+#include "base/log.h"
+#include "p2p/state.h"
 #include "p2p/p2p.h"
 #include "transport/transport.h"
 #include "fuzz_input.h"
@@ -106,6 +107,7 @@ static void fuzz_job_state(const fmpl_tl_ops_t *ops, const struct fmpl_boot_ops 
     }
     fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
     fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = boot };
+    fmpl_log_set_boot(&fmpl_g.boot);
     fmpl_g.nidx = NIDX;
     fmpl_g.slots = calloc(2 * NIDX, sizeof *fmpl_g.slots);
     if (!fmpl_g.slots)

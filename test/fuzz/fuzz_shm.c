@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "fmpl.h"
-#include "core/state.h"
+#include "p2p/state.h"
 #include "transport/shm/shm.h"
 #include "transport/transport.h"
 #include "fuzz_input.h"

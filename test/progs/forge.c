@@ -21,7 +21,7 @@
  */
 #include "prog.h"
 
-#include "core/state.h"
+#include "p2p/state.h"
 #include "transport/transport.h"
 
 #define IDX 7                      /* an index nothing else here uses */

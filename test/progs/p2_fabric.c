@@ -24,8 +24,8 @@
  */
 #include "prog.h"
 
-#include "core/progress.h"
-#include "core/state.h"
+#include "p2p/progress.h"
+#include "p2p/state.h"
 #include "transport/peach2/p2.h"
 #include "transport/transport.h"
 

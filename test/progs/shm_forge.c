@@ -26,7 +26,7 @@
 #include "prog.h"
 
 #include "coll/coll.h"
-#include "core/state.h"
+#include "p2p/state.h"
 #include "p2p/p2p.h"
 #include "transport/shm/shm.h"
 

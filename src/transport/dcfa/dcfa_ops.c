@@ -580,7 +580,7 @@ static void *l_mem_alloc(fmpl_tl_t *tl, size_t len)
     return p;
 }
 
-/* Is `peer` alive?  Asked by a wait on it (core/progress.c) every 50 ms.
+/* Is `peer` alive?  Asked by a wait on it (p2p/progress.c) every 50 ms.
  *
  * A rank waiting to receive from a peer has nothing in flight to it, so
  * no completion would ever say that the peer's process died: under

@@ -26,7 +26,7 @@
 #define WAIT_MAX_NS 32000000L
 /* A rank that waits only for an entry (nothing it needs from the bound) is
  * woken when one comes; it looks by itself only for the liveness checks
- * of the wait around it (core/progress.c: every 50 ms at most). */
+ * of the wait around it (p2p/progress.c: every 50 ms at most). */
 #define WAIT_ENTRY_NS 50000000L
 /* Say once which rank a long wait is for (a rank outside FMPL that does
  * not compute - blocked in another library - holds everybody back). */
@@ -52,7 +52,7 @@ void fmpl_emu_wake_rank_locked(emu_shared_t *sh, int r)
  * (killed, or exited without fmpl_finalize).  Then they kick nothing
  * more.  A look costs a system call a rank, so it is taken at most every
  * LAGGARD_PERIOD_S and at LAGGARDS_MAX ranks (the launcher's liveness
- * check, settle() in core/progress.c, covers the others). */
+ * check, settle() in p2p/progress.c, covers the others). */
 #define LAGGARD_PERIOD_S 0.05
 #define LAGGARDS_MAX 8
 static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)

@@ -318,7 +318,7 @@ static int ofi_open(fmpl_tl_t *tl)
     o->virt_addr = !!(in->domain_attr->mr_mode & FI_MR_VIRT_ADDR);
     o->prov_key = !!(in->domain_attr->mr_mode & FI_MR_PROV_KEY);
     /* software providers: over the kernel's sockets (waits give the core
-     * away: core/progress.c), or shared memory; both reach registered
+     * away: p2p/progress.c), or shared memory; both reach registered
      * memory by address (ofi_mem.c) */
     const char *pn = in->fabric_attr->prov_name;
     tl->kernel_any = core_is(pn, "tcp") || core_is(pn, "net") || core_is(pn, "sockets") ||

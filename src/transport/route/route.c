@@ -138,7 +138,7 @@ static int route_open(fmpl_tl_t *tl)
         near += r->core.near[p] && p != tl->rank;
     }
     r->ofi_every = near ? ROUTE_OFI_EVERY : 1;
-    /* waits on off-host peers yield early when ofi's do (core/progress.c) */
+    /* waits on off-host peers yield early when ofi's do (p2p/progress.c) */
     tl->kernel_any = 0;
     if (part[VIA_OFI].kernel_any) {
         r->kernel = malloc((size_t)tl->size);

@@ -1,6 +1,8 @@
 /*
  * init.c - fmpl_init / fmpl_finalize / fmpl_abort and the environment
- * queries.
+ * queries: the layers below wired together (the settings read, the
+ * bootstrap, the transport, the point-to-point state and the
+ * communicators made, and undone in the reverse order).
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -9,12 +11,11 @@
 #include <unistd.h>
 
 #include "fmpl.h"
-#include "base/clock.h"
 #include "base/cpu.h"
 #include "base/env.h"
 #include "base/log.h"
-#include "core/progress.h"
-#include "core/state.h"
+#include "p2p/progress.h"
+#include "p2p/state.h"
 #include "coll/coll.h"
 #include "p2p/p2p.h"
 #include "p2p/matrix.h"
@@ -27,8 +28,6 @@
  * (262 KiB: 22-27 us split, 43-47 us one process_vm_writev). */
 #define FMPL_SPLIT_MIN_DEFAULT (64 * 1024)
 
-fmpl_state_t fmpl_g = { .dead_logged = -1 };
-
 /* FMPL_PROGRESS_THREAD: -1 unset, 0, 1 */
 static int progress_thread;
 
@@ -38,8 +37,10 @@ static int read_settings(void)
 {
     long inline_max, early, comms, halos;
     uint64_t split_min;
+    int verbose;
     int rc = fmpl_env_bool("FMPL_VERBOSE", 0, "0 or 1 (1: say what FMPL chose and why)",
-                           &fmpl_g.verbose);
+                           &verbose);
+    fmpl_log_set_verbose(verbose);
     rc = rc ? rc : fmpl_env_double("FMPL_PEER_TIMEOUT", 0, 0, 1e9,
                                    "seconds a wait on one peer may last, 0 (no limit) to 1e9",
                                    &fmpl_g.peer_timeout);
@@ -69,8 +70,8 @@ static int read_settings(void)
     fmpl_g.split_min = split_min ? split_min : UINT64_MAX;   /* 0 turns splitting off */
     fmpl_g.inline_max = (unsigned)inline_max;
     fmpl_g.early = (int)early;
-    fmpl_g.max_comms = (int)comms;
-    fmpl_g.max_halos = (int)halos;
+    fmpl_coll_g.max_comms = (int)comms;
+    fmpl_coll_g.max_halos = (int)halos;
     return FMPL_SUCCESS;
 }
 
@@ -94,6 +95,7 @@ int fmpl_init(int count)
     if (count < 1 || count > FMPL_MAX_INDICES)
         return FMPL_ERR_ARG;
 
+    fmpl_log_set_boot(&fmpl_g.boot);   /* its rank names our lines once it has one */
     int rc = read_settings();
     if (rc != FMPL_SUCCESS)
         return rc;
@@ -112,8 +114,8 @@ int fmpl_init(int count)
     /* the user's indices, then the communicators' and the halo exchanges',
      * and one for point-to-point control */
     fmpl_g.user_nidx = count;
-    fmpl_g.nidx = count + fmpl_g.max_comms * FMPL_COMM_NIDX + fmpl_g.max_halos * FMPL_HALO_NIDX
-                  + 1;
+    fmpl_g.nidx = count + fmpl_coll_g.max_comms * FMPL_COMM_NIDX +
+                  fmpl_coll_g.max_halos * FMPL_HALO_NIDX + 1;
     fmpl_g.ctl_idx = fmpl_g.nidx - 1;
     fmpl_g.slots = calloc((size_t)fmpl_g.boot.size * (size_t)fmpl_g.nidx, sizeof *fmpl_g.slots);
     if (!fmpl_g.slots) {
@@ -241,15 +243,6 @@ int fmpl_host(int rank, int *nhosts)
     if (nhosts)
         *nhosts = fmpl_g.tl.nhosts;
     return fmpl_g.tl.host[rank];
-}
-
-int fmpl_wtime_emulated(void) { return fmpl_g.initialized && fmpl_g.tl.clock != NULL; }
-
-double fmpl_wtime(void)
-{
-    if (fmpl_g.tl.clock)
-        return fmpl_g.tl.clock->now(&fmpl_g.tl);
-    return fmpl_rtime();
 }
 
 /* A day: beyond it a modeled computation is surely a unit mistake (ns or

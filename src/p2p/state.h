@@ -1,5 +1,8 @@
 /*
- * state.h - the process-wide state of the library (one job per process).
+ * state.h - the process-wide state of the point-to-point layer (one job
+ * per process): the job's bootstrap and transport, the slots, the
+ * settings p2p reads, the spill buffer and the progress thread.  fmpl_init
+ * (api/init.c) fills it; the collectives read it too.
  */
 #ifndef FMPL_STATE_H
 #define FMPL_STATE_H
@@ -30,11 +33,9 @@ struct fmpl_spill;
 
 typedef struct fmpl_state {
     int initialized;
-    int verbose;
     int nidx;                      /* all indices: the user's, then the library's */
     int user_nidx;                 /* fmpl_init's count: 0 .. user_nidx-1 */
     int ctl_idx;                   /* the last index: point-to-point control (cancel.c) */
-    int max_comms, max_halos;      /* FMPL_MAX_COMMS, FMPL_MAX_HALOS */
     fmpl_boot_t boot;
     fmpl_tl_t tl;
     fmpl_slot_t *slots;            /* [size][nidx] */
