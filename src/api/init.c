@@ -5,10 +5,8 @@
  * communicators made, and undone in the reverse order).
  */
 #define _GNU_SOURCE
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fmpl.h"
 #include "base/cpu.h"
@@ -216,15 +214,7 @@ int fmpl_finalize(void)
     return rc;
 }
 
-void fmpl_abort(int code)
-{
-    fflush(NULL);
-    int rank = fmpl_g.boot.ops ? fmpl_g.boot.rank : 0;
-    fprintf(stderr, "fmpl: rank %d called fmpl_abort(%d): ending the job\n", rank, code);
-    if (fmpl_g.boot.ops)
-        fmpl_g.boot.ops->abort(&fmpl_g.boot, code);
-    _exit(code ? code : 1);
-}
+void fmpl_abort(int code) { fmpl_boot_abort(&fmpl_g.boot, code); }
 
 int fmpl_rank(void) { return fmpl_g.initialized ? fmpl_g.boot.rank : -1; }
 int fmpl_size(void) { return fmpl_g.initialized ? fmpl_g.boot.size : -1; }

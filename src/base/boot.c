@@ -3,6 +3,9 @@
  * The one place that decides; the back-ends say FMPL_ERR_UNSUPPORTED when
  * their launcher is absent.
  */
+#include <stdio.h>
+#include <unistd.h>
+
 #include "fmpl.h"
 #include "base/boot.h"
 
@@ -17,4 +20,14 @@ int fmpl_boot_open(fmpl_boot_t *b)
             return rc;
     }
     return FMPL_ERR_INTERNAL;
+}
+
+void fmpl_boot_abort(fmpl_boot_t *b, int code)
+{
+    fflush(NULL);
+    int rank = b && b->ops ? b->rank : 0;
+    fprintf(stderr, "fmpl: rank %d called fmpl_abort(%d): ending the job\n", rank, code);
+    if (b && b->ops)
+        b->ops->abort(b, code);
+    _exit(code ? code : 1);
 }

@@ -63,4 +63,9 @@ int fmpl_boot_single_open(fmpl_boot_t *b);
 /* Pick the back-end for this process and open it. */
 int fmpl_boot_open(fmpl_boot_t *b);
 
+/* End the whole job now (fmpl_abort, and a transport that finds the job
+ * cannot go on): flush stdio, say so on stderr, have the launcher of `b`
+ * (if open) end every rank, exit with `code` (1 for 0). */
+void fmpl_boot_abort(fmpl_boot_t *b, int code) __attribute__((noreturn));
+
 #endif

@@ -377,6 +377,6 @@ void fmpl_dcfa_agent_look(fmpl_dcfa_t *d)
     if (poll(&pf, 1, 0) == 1 && (pf.revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR))) {
         fmpl_log_err("dcfa: the host agent (pid %d), which owns this host's InfiniBand "
                      "resources, died: ending the job", d->agent_pid);
-        fmpl_abort(FMPL_ERR_PEER);
+        fmpl_boot_abort(d->tl->boot, FMPL_ERR_PEER);
     }
 }
