@@ -11,6 +11,7 @@
 #include "fmpl.h"
 #include "base/cpu.h"
 #include "base/env.h"
+#include "base/hosts.h"
 #include "base/log.h"
 #include "p2p/progress.h"
 #include "p2p/state.h"
@@ -78,11 +79,13 @@ static void release_all(void)
     fmpl_comm_teardown();
     fmpl_coll_scratch_free();
     fmpl_tl_close(&fmpl_g.tl);
+    fmpl_hosts_free(&fmpl_g.hosts);
     free(fmpl_g.slots);
     fmpl_g.slots = NULL;
     if (fmpl_g.boot.ops)
         fmpl_g.boot.ops->close(&fmpl_g.boot);
     memset(&fmpl_g.boot, 0, sizeof fmpl_g.boot);
+    memset(&fmpl_g.hosts, 0, sizeof fmpl_g.hosts);
     memset(&fmpl_g.tl, 0, sizeof fmpl_g.tl);
 }
 
@@ -121,9 +124,14 @@ int fmpl_init(int count)
         return FMPL_ERR_NOMEM;
     }
 
+    /* where every rank runs (collective), then the transport that serves
+     * this layout */
     fmpl_g.tl = (fmpl_tl_t){ .rank = fmpl_g.boot.rank, .size = fmpl_g.boot.size,
-                             .nidx = fmpl_g.nidx, .boot = &fmpl_g.boot };
-    rc = fmpl_tl_open(&fmpl_g.tl);
+                             .nidx = fmpl_g.nidx, .boot = &fmpl_g.boot,
+                             .hosts = &fmpl_g.hosts };
+    rc = fmpl_hosts_learn(&fmpl_g.hosts, &fmpl_g.boot);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_tl_open(&fmpl_g.tl);
     if (rc != FMPL_SUCCESS) {
         if (rc == FMPL_ERR_PEER)
             fmpl_check_peer(-1);   /* name the rank the launcher knows dead */
@@ -231,8 +239,8 @@ int fmpl_host(int rank, int *nhosts)
     if (rank < 0 || rank >= fmpl_g.tl.size)
         return FMPL_ERR_RANK;
     if (nhosts)
-        *nhosts = fmpl_g.tl.nhosts;
-    return fmpl_g.tl.host[rank];
+        *nhosts = fmpl_g.hosts.nhosts;
+    return fmpl_g.hosts.host[rank];
 }
 
 /* A day: beyond it a modeled computation is surely a unit mistake (ns or

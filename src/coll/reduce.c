@@ -17,7 +17,7 @@
 
 /* from this size (and count >= n) the reduce-scatter path */
 #define REDUCE_LARGE (128 * 1024)
-/* ... and below this one not where ranks share cores (tl->crowded_any):
+/* ... and below this one not where ranks share cores (hosts.crowded_any):
  * there its 2 log2(n) exchanges each wait for the partner's turn on a
  * core, where the tree's log2(n) sends do not wait at all (their
  * receives are posted on entry).  bench/reduce on 2 cores, 3 runs, tree
@@ -173,7 +173,7 @@ int fmpl_coll_reduce(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
     if (c->size == 1 || v->count == 0)
         return FMPL_SUCCESS;
     size_t bytes = (size_t)v->count * v->esize;
-    if (bytes >= (fmpl_g.tl.crowded_any ? REDUCE_LARGE_CROWDED : REDUCE_LARGE) &&
+    if (bytes >= (fmpl_g.hosts.crowded_any ? REDUCE_LARGE_CROWDED : REDUCE_LARGE) &&
         v->count >= c->size)
         return rs_gather(c, v, root);
     return tree(c, v, root);

@@ -14,7 +14,7 @@
  * than they saved: fmpl_allgather of 2 ranks, 128 KiB 19-21 us split
  * against 10.3-11.1 whole, 1 MiB 183-207 against 90-105 (bench/allgather,
  * FMPL_SPLIT_MIN=0, 5 runs each).  Where ranks share cores
- * (tl->crowded_any) no collective send is split: the receiver's half
+ * (hosts.crowded_any) no collective send is split: the receiver's half
  * waits for its turn on a core (bench/reduce, 8 ranks on 2 cores, 128 KiB
  * by the tree: 97-105 us whole against 143-156 split, 4 runs). */
 int fmpl_coll_sendrecv(const fmpl_comm_rec_t *c, const void *sbuf, size_t ssize, int dst,
@@ -27,7 +27,7 @@ int fmpl_coll_sendrecv(const fmpl_comm_rec_t *c, const void *sbuf, size_t ssize,
     if (rc == FMPL_SUCCESS && dst >= 0) {
         rc = fmpl_p2p_send_start(&r[1], sbuf, ssize, c->ranks[dst], fmpl_cidx(c, k));
         if (rc == FMPL_SUCCESS) {
-            if ((src >= 0 && rsize >= ssize / 2) || fmpl_g.tl.crowded_any)
+            if ((src >= 0 && rsize >= ssize / 2) || fmpl_g.hosts.crowded_any)
                 r[1].flags |= FMPL_RF_WHOLE;
             fmpl_p2p_send_queue(&r[1]);
         }

@@ -86,14 +86,14 @@ int fmpl_progress(void)
  * wake).  Across two network namespaces with a core each, FMPL's 8-byte
  * latency over libfabric net was 7.1 us spinning and 7.5 us yielding after
  * 8 polls (Open MPI, spinning: 7.0).  When ranks crowd their cores
- * (tl->crowded: more of them than CPUs they may run on, including fake
+ * (fmpl_g.hosts.crowded: more of them than CPUs they may run on, including fake
  * hosts whose launchers bound ranks to one core) every wait yields early:
  * two ranks of two namespaces on one core took 1050 us spinning and 97 us
  * yielding.
  */
 static unsigned spin_limit(void)
 {
-    return fmpl_g.tl.crowded ? SPIN_SHARED : SPIN_ALONE;
+    return fmpl_g.hosts.crowded ? SPIN_SHARED : SPIN_ALONE;
 }
 
 void fmpl_wait_init(fmpl_wait_t *w, int peer)

@@ -1,8 +1,8 @@
 /*
  * state.h - the process-wide state of the point-to-point layer (one job
- * per process): the job's bootstrap and transport, the slots, the
- * settings p2p reads, the spill buffer and the progress thread.  fmpl_init
- * (api/init.c) fills it; the collectives read it too.
+ * per process): the job's bootstrap, host layout and transport, the
+ * slots, the settings p2p reads, the spill buffer and the progress
+ * thread.  fmpl_init (api/init.c) fills it; the collectives read it too.
  */
 #ifndef FMPL_STATE_H
 #define FMPL_STATE_H
@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/boot.h"
+#include "base/hosts.h"
 #include "transport/transport.h"
 
 /* Per (peer, index): the sequence numbers of the last send / receive
@@ -37,6 +38,7 @@ typedef struct fmpl_state {
     int user_nidx;                 /* fmpl_init's count: 0 .. user_nidx-1 */
     int ctl_idx;                   /* the last index: point-to-point control (cancel.c) */
     fmpl_boot_t boot;
+    fmpl_hosts_t hosts;            /* the job's host layout (tl.hosts points here) */
     fmpl_tl_t tl;
     fmpl_slot_t *slots;            /* [size][nidx] */
     double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */

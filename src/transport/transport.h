@@ -274,21 +274,10 @@ struct fmpl_tl {
     unsigned max_inline;           /* largest notify record (above 32: the
                                       slot runs on past the line, see above) */
     int rank, size, nidx;
+    /* The job's, set before open and not the transport's: its bootstrap,
+     * and where every rank runs (base/hosts.h: hosts, crowded CPUs). */
     struct fmpl_boot *boot;
-    /* Where every rank runs: host[r] numbers rank r's host (0 .. nhosts-1,
-     * in order of first appearance); set before open. */
-    const int *host;
-    int nhosts;
-    /* ranks on this machine (the same running kernel), which several
-     * hosts may share: network namespaces, FMPL_HOSTNAME - it is what
-     * competes for our cores */
-    int machine_ranks;
-    /* ranks of this machine confined to the CPUs we may use outnumber
-     * them: waits must give the core away (p2p/progress.c) */
-    int crowded;
-    /* ... some rank's are, the same on every rank: what choices every
-     * rank must make alike (a collective's algorithm) ask */
-    int crowded_any;
+    const struct fmpl_hosts *hosts;
     /* Set by the route transport for its shm part: serve only the peers
      * with host[peer] == host[rank] and leave the others alone. */
     int host_only;
@@ -361,8 +350,7 @@ int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t
 int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer);
 
 /* The routing decision, in one place (transport.c).  `tl` has ops == NULL
- * and rank, size, nidx and boot set.  Collective over the job: learns
- * every rank's host through the bootstrap (tl->host, tl->nhosts), then
+ * and rank, size, nidx, boot and hosts set.  Collective over the job:
  * opens the transport that serves this job - shm when every rank is on
  * this host, route (shm to the peers on this host, ofi to the others)
  * when they are not, or the one FMPL_TRANSPORT names for every peer. */

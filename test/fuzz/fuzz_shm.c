@@ -53,6 +53,7 @@ static uint64_t amount(void)
 }
 
 static fmpl_tl_t tl;
+static const fmpl_hosts_t hosts = { .nhosts = 1 }; /* one host, nobody crowded */
 static fmpl_shm_t s;
 static fmpl_shm_peer_t peers[2];
 static fmpl_shm_alloc_t ours;
@@ -98,7 +99,7 @@ static void job_open(void)
     s.eager = 0;
     published = 0;
     tl = (fmpl_tl_t){ .ops = &fmpl_shm_ops, .rank = 0, .size = 2, .nidx = NIDX, .priv = &s,
-                      .max_inline = SLOT - 32 };
+                      .hosts = &hosts, .max_inline = SLOT - 32 };
 }
 
 static void job_close(void)

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "fmpl.h"
+#include "base/hosts.h"
 #include "base/log.h"
 #include "transport/route/route_core.h"
 #include "transport/shm/shm.h"
@@ -120,8 +121,8 @@ static int route_open(fmpl_tl_t *tl)
     for (int i = 0; i < 2 && rc == FMPL_SUCCESS; i++) {
         fmpl_tl_t *p = &r->core.part[i];
         *p = (fmpl_tl_t){ .ops = ops[i], .rank = tl->rank, .size = tl->size,
-                          .nidx = tl->nidx, .boot = tl->boot, .host = tl->host,
-                          .nhosts = tl->nhosts, .host_only = i == VIA_SHM };
+                          .nidx = tl->nidx, .boot = tl->boot, .hosts = tl->hosts,
+                          .host_only = i == VIA_SHM };
         rc = ops[i]->open(p);
         if (rc != FMPL_SUCCESS)
             p->priv = NULL;
@@ -134,7 +135,7 @@ static int route_open(fmpl_tl_t *tl)
     r->ofi_vaddr = (part[VIA_OFI].caps & FMPL_TL_CAP_VADDR) != 0;
     int near = 0;                  /* other ranks on our host */
     for (int p = 0; p < tl->size; p++) {
-        r->core.near[p] = tl->host[p] == tl->host[tl->rank];
+        r->core.near[p] = tl->hosts->host[p] == tl->hosts->host[tl->rank];
         near += r->core.near[p] && p != tl->rank;
     }
     r->ofi_every = near ? ROUTE_OFI_EVERY : 1;
@@ -157,8 +158,8 @@ static int route_open(fmpl_tl_t *tl)
     tl->caps = (both & (FMPL_TL_CAP_CAS | FMPL_TL_CAP_GET)) | FMPL_TL_CAP_VADDR |
                FMPL_TL_CAP_GROUP_NEAR |
                (part[VIA_SHM].caps & FMPL_TL_CAP_SELF);
-    tl->group = tl->host;          /* near groups: hosts */
-    tl->ngroups = tl->nhosts;
+    tl->group = tl->hosts->host;   /* near groups: hosts */
+    tl->ngroups = tl->hosts->nhosts;
     tl->max_inline = part[VIA_SHM].max_inline < part[VIA_OFI].max_inline
                          ? part[VIA_SHM].max_inline : part[VIA_OFI].max_inline;
     return FMPL_SUCCESS;

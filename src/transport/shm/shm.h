@@ -38,6 +38,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "base/hosts.h"
 #include "transport/transport.h"
 
 #define FMPL_SHM_MAGIC     0x464d504c53484d31ull   /* "FMPLSHM1" */
@@ -231,7 +232,7 @@ static inline fmpl_shm_t *fmpl_shm_of(fmpl_tl_t *tl) { return (fmpl_shm_t *)tl->
  * alone. */
 static inline int fmpl_shm_streaming(const fmpl_shm_t *s)
 {
-    return s->stream && !s->tl->crowded;
+    return s->stream && !s->tl->hosts->crowded;
 }
 
 /* Does a put of len bytes into a peer's ordinary memory stream? */
@@ -244,7 +245,7 @@ static inline int fmpl_shm_streams(const fmpl_shm_t *s, size_t len)
  * unless the route transport gave us only the peers on our host. */
 static inline int fmpl_shm_here(const fmpl_tl_t *tl, int r)
 {
-    return !tl->host_only || tl->host[r] == tl->host[tl->rank];
+    return !tl->host_only || tl->hosts->host[r] == tl->hosts->host[tl->rank];
 }
 
 /* address of the line `writer` writes for `reader` about `idx` */

@@ -16,7 +16,7 @@
 
 /* Default switch from the FIFO to CMA; bench/latency measures the cross-over. */
 #define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
-/* ... where ranks share cores (tl->crowded, no streams): there the
+/* ... where ranks share cores (tl->hosts->crowded, no streams): there the
  * FIFO's two copies (memcpy, 30 GB/s here) cost less core time than
  * CMA's one (8-9 GB/s), and the cores are what is short.  bench/compare
  * -n 8 (8 ranks on 2 cores, 5 runs) with 256 KiB against 64 KiB, FMPL /
@@ -38,8 +38,8 @@ static int shm_open_(fmpl_tl_t *tl)
     tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
                FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BARRIER | FMPL_TL_CAP_HW_BCAST |
                FMPL_TL_CAP_GROUP_NEAR;
-    tl->group = tl->host;          /* near groups: hosts */
-    tl->ngroups = tl->nhosts;
+    tl->group = tl->hosts->host;   /* near groups: hosts */
+    tl->ngroups = tl->hosts->nhosts;
 
     uint64_t eager;
     int direct;
@@ -49,7 +49,8 @@ static int shm_open_(fmpl_tl_t *tl)
                                  "the transport's calls) or 1 (with loads and stores)",
                                  &direct);
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER",
-                                 tl->crowded ? FMPL_SHM_EAGER_CROWDED : FMPL_SHM_EAGER_DEFAULT,
+                                 tl->hosts->crowded ? FMPL_SHM_EAGER_CROWDED
+                                                    : FMPL_SHM_EAGER_DEFAULT,
                                  0, SIZE_MAX,
                                  "bytes above which messages stream (FMPL_SHM_STREAM) or "
                                  "go by cross-memory attach (K, M, G allowed)", &eager);

@@ -265,8 +265,8 @@ static int tca_open(fmpl_tl_t *tl)
     void *priv[2] = { &t->p2, &t->ib };
     for (int i = 0; i < 2; i++)
         t->core.part[i] = (fmpl_tl_t){ .ops = ops[i], .rank = tl->rank, .size = tl->size,
-                                       .nidx = tl->nidx, .boot = tl->boot, .host = tl->host,
-                                       .nhosts = tl->nhosts, .caps = FMPL_TL_CAP_SELF,
+                                       .nidx = tl->nidx, .boot = tl->boot, .hosts = tl->hosts,
+                                       .caps = FMPL_TL_CAP_SELF,
                                        .max_inline = FMPL_EMU_HALF, .priv = priv[i] };
     /* block-stride everywhere (InfiniBand: a write a block), no remote
      * atomics or reads (PEACH2 has none); sub-clusters are near groups */
