@@ -278,9 +278,6 @@ struct fmpl_tl {
      * and where every rank runs (base/hosts.h: hosts, crowded CPUs). */
     struct fmpl_boot *boot;
     const struct fmpl_hosts *hosts;
-    /* Set by the route transport for its shm part: serve only the peers
-     * with host[peer] == host[rank] and leave the others alone. */
-    int host_only;
     /* Set by open: peers reached through the kernel's network stack or a
      * provider's thread (libfabric tcp), which a process spinning on
      * every core starves: waits on them give the core away early.

@@ -7,7 +7,7 @@
  * meets the same transport and the ordering promises of transport.h hold
  * per peer as they do inside each.  Both start up over the whole job
  * (their bootstrap fences are collective); the shm part maps only the
- * segments of the ranks on our host (fmpl_tl_t.host_only).
+ * segments of the ranks on our host (fmpl_shm_open_for, given near[]).
  *
  * Keys.  A key travels to one peer, which uses it with its own transport
  * to that peer, but mem_reg does not know the peer.  So memory is
@@ -117,13 +117,18 @@ static int route_open(fmpl_tl_t *tl)
         route_close(tl);
         return rc;
     }
+    int near = 0;                  /* other ranks on our host */
+    for (int p = 0; p < tl->size; p++) {
+        r->core.near[p] = tl->hosts->host[p] == tl->hosts->host[tl->rank];
+        near += r->core.near[p] && p != tl->rank;
+    }
+    /* the shm part serves the near ranks alone */
     static const fmpl_tl_ops_t *const ops[2] = { &fmpl_shm_ops, &fmpl_ofi_ops };
     for (int i = 0; i < 2 && rc == FMPL_SUCCESS; i++) {
         fmpl_tl_t *p = &r->core.part[i];
         *p = (fmpl_tl_t){ .ops = ops[i], .rank = tl->rank, .size = tl->size,
-                          .nidx = tl->nidx, .boot = tl->boot, .hosts = tl->hosts,
-                          .host_only = i == VIA_SHM };
-        rc = ops[i]->open(p);
+                          .nidx = tl->nidx, .boot = tl->boot, .hosts = tl->hosts };
+        rc = i == VIA_SHM ? fmpl_shm_open_for(p, r->core.near) : ops[i]->open(p);
         if (rc != FMPL_SUCCESS)
             p->priv = NULL;
     }
@@ -133,11 +138,6 @@ static int route_open(fmpl_tl_t *tl)
     }
     fmpl_tl_t *part = r->core.part;
     r->ofi_vaddr = (part[VIA_OFI].caps & FMPL_TL_CAP_VADDR) != 0;
-    int near = 0;                  /* other ranks on our host */
-    for (int p = 0; p < tl->size; p++) {
-        r->core.near[p] = tl->hosts->host[p] == tl->hosts->host[tl->rank];
-        near += r->core.near[p] && p != tl->rank;
-    }
     r->ofi_every = near ? ROUTE_OFI_EVERY : 1;
     /* waits on off-host peers yield early when ofi's do (p2p/progress.c) */
     tl->kernel_any = 0;

@@ -203,6 +203,8 @@ typedef struct fmpl_shm_alloc {
 
 typedef struct fmpl_shm {
     fmpl_tl_t *tl;
+    const uint8_t *serve;          /* [size]: the ranks we serve; NULL: all
+                                      (fmpl_shm_open_for) */
     int fd;                        /* our segment */
     uint8_t *seg;
     size_t seg_len;
@@ -245,7 +247,8 @@ static inline int fmpl_shm_streams(const fmpl_shm_t *s, size_t len)
  * unless the route transport gave us only the peers on our host. */
 static inline int fmpl_shm_here(const fmpl_tl_t *tl, int r)
 {
-    return !tl->host_only || tl->hosts->host[r] == tl->hosts->host[tl->rank];
+    const fmpl_shm_t *s = tl->priv;
+    return !s->serve || s->serve[r];
 }
 
 /* address of the line `writer` writes for `reader` about `idx` */
@@ -270,6 +273,11 @@ static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 {
     return (fmpl_shm_ack_t *)(s->peers[owner].base + s->layout.acks_off) + sender;
 }
+
+/* shm_ops.c: open serving only the ranks r with serve[r] (the route
+ * transport's, for its part on our host: it keeps serve[] until close);
+ * every rank for serve NULL (fmpl_shm_ops.open) */
+int  fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve);
 
 /* shm_copy.c */
 size_t fmpl_shm_llc_bytes(void);

@@ -27,12 +27,13 @@
 
 static void shm_close(fmpl_tl_t *tl);
 
-static int shm_open_(fmpl_tl_t *tl)
+int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
 {
     fmpl_shm_t *s = calloc(1, sizeof *s);
     if (!s)
         return FMPL_ERR_NOMEM;
     s->tl = tl;
+    s->serve = serve;
     s->fd = -1;
     tl->priv = s;
     tl->caps = FMPL_TL_CAP_CAS | FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED |
@@ -118,6 +119,8 @@ static int shm_open_(fmpl_tl_t *tl)
                   s->nt_min);
     return FMPL_SUCCESS;
 }
+
+static int shm_open_(fmpl_tl_t *tl) { return fmpl_shm_open_for(tl, NULL); }
 
 static void shm_close(fmpl_tl_t *tl)
 {
