@@ -131,7 +131,7 @@ static inline void smpi_send(const void *buf, size_t n, int dst, int nordma)
         fmpl_tl_work(tl, FMPL_TL_WORK_COPY, n);
         src = smpi.sstage;
     }
-    if (n && fmpl_tl_put(tl, dst, src, n, &key, 0, &comp) != FMPL_SUCCESS)
+    if (n && fmpl_tl_put(tl, dst, src, n, &key, 0, 0, &comp) != FMPL_SUCCESS)
         fmpl_abort(3);
     uint64_t fin = (uint64_t)seq << 32 | 1;
     fmpl_tl_notify(tl, dst, smpi.base + SMPI_FIN, 0, &fin, sizeof fin, 0, &comp);

@@ -249,14 +249,11 @@ static int try_send(struct fmpl_halo *h, fmpl_face_t *f)
     if (f->kind == FMPL_HALO_STRIDE) {
         fmpl_shape_pack(f->pack, h->array, &f->src);
         fmpl_tl_work(tl, FMPL_TL_WORK_COPY, fmpl_shape_bytes(&f->src));
-        tl->hint = FMPL_TL_HINT_FACE;
         rc = fmpl_tl_put(tl, f->peer, f->pack, fmpl_shape_bytes(&f->src), &f->key, f->land_off,
-                         &h->comp);
-        tl->hint = FMPL_TL_HINT_NONE;
+                         FMPL_TL_PUT_FACE, &h->comp);
     } else if (f->src.nlev == 0) {
-        tl->hint = FMPL_TL_HINT_FACE;
-        rc = fmpl_tl_put(tl, f->peer, src, f->src.blk, &f->key, f->dst.base, &h->comp);
-        tl->hint = FMPL_TL_HINT_NONE;
+        rc = fmpl_tl_put(tl, f->peer, src, f->src.blk, &f->key, f->dst.base, FMPL_TL_PUT_FACE,
+                         &h->comp);
     } else {
         /* block-stride: the inner level in one strided put */
         int in = f->src.nlev - 1;

@@ -143,7 +143,7 @@ int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
             return FMPL_ERR_INTERNAL;
         rec.word = (uint64_t)seq << 32 | EAGER_BIT | len;
         rc = fmpl_tl_put(tl, wpeer, data, len, &c->eager_keys[peer],
-                         eager_off(c, c->rank, chan, seq), comp);
+                         eager_off(c, c->rank, chan, seq), 0, comp);
         if (rc == FMPL_SUCCESS)
             rc = fmpl_tl_notify(tl, wpeer, idx, (seq & 1) * HALF, &rec, 8, 0, comp);
         /* `data` may change once *comp has nothing pending */

@@ -253,9 +253,8 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
             rc = fmpl_tl_notify(tl, dst, mai, FMPL_DATA_OFF, rec, 8 + 24, 0, comp);
         }
         if (rc == FMPL_SUCCESS) {
-            tl->hint = FMPL_TL_HINT_SPLIT;
-            rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, comp);
-            tl->hint = FMPL_TL_HINT_NONE;
+            rc = fmpl_tl_put(tl, dst, buf, fmpl_split_point(size), &key, 0, FMPL_TL_PUT_SPLIT,
+                             comp);
         }
         *status = rc;
         *split = rc == FMPL_SUCCESS;
@@ -388,7 +387,7 @@ static int split_done(fmpl_request_t *req)
         fmpl_tl_key_t key = h->key;
         uint64_t a = fmpl_split_point(req->size);
         int rc = fmpl_tl_put(tl, req->peer, (const uint8_t *)req->buf + a, req->size - a,
-                             &key, a, fmpl_req_comp(req));
+                             &key, a, 0, fmpl_req_comp(req));
         if (rc != FMPL_SUCCESS) {
             int32_t e = rc;
             rec.word = fmpl_data_word(req->seq, FMPL_DST_ERROR, 0, 0);

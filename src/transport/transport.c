@@ -163,7 +163,8 @@ int fmpl_tl_put_strided_by_put(fmpl_tl_t *tl, int peer, const void *src, size_t 
 {
     const uint8_t *s = src;
     for (size_t b = 0; b < nblk; b++) {
-        int rc = tl->ops->put(tl, peer, s + b * sstride, blklen, key, roff + b * dstride, comp);
+        int rc = tl->ops->put(tl, peer, s + b * sstride, blklen, key, roff + b * dstride, 0,
+                              comp);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -174,7 +175,7 @@ int fmpl_tl_put_iov_by_put(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, in
                            const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp)
 {
     for (int i = 0; i < n; i++) {
-        int rc = tl->ops->put(tl, peer, iov[i].src, iov[i].len, key, iov[i].roff, comp);
+        int rc = tl->ops->put(tl, peer, iov[i].src, iov[i].len, key, iov[i].roff, 0, comp);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -186,7 +187,7 @@ int fmpl_tl_put_notify_by_parts(fmpl_tl_t *tl, int peer, const void *src, size_t
                                 const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
                                 const void *rec, unsigned reclen, fmpl_tl_comp_t *comp)
 {
-    int rc = tl->ops->put(tl, peer, src, len, key, roff, comp);
+    int rc = tl->ops->put(tl, peer, src, len, key, roff, 0, comp);
     if (rc != FMPL_SUCCESS)
         return rc;
     return tl->ops->notify(tl, peer, idx, off, rec, reclen, 0, comp);

@@ -100,21 +100,21 @@ unsigned fmpl_tl_slot_ext(int size, int nidx);
                                              late (not so on shm, where the
                                              CPU copies one after another) */
 
-/* What the puts that follow are (fmpl_tl_t.hint, set by the layer above
- * around them and cleared after), for a transport that can choose
- * between paths:
- *   FMPL_TL_HINT_FACE   contiguous faces of a halo exchange, which go to
+/* put flags: what a put is, for a transport that can choose between
+ * paths (the others ignore them):
+ *   FMPL_TL_PUT_FACE    contiguous faces of a halo exchange, which go to
  *                       several peers at once - bandwidth matters more
  *                       than latency, and two networks carry them side by
  *                       side (tca; Odajima et al. 2015, 5.2: block
  *                       faces over InfiniBand, block-stride ones over
  *                       PEACH2).
- *   FMPL_TL_HINT_SPLIT  the sender's part of a split message (p2p.h): the
+ *   FMPL_TL_PUT_SPLIT   the sender's part of a split message (p2p.h): the
  *                       receiver copies the other part meanwhile, so a
  *                       path that needs its CPU to land the data (shm's
  *                       FIFO) would wait until it is done, and the two
  *                       copies would run one after the other. */
-enum { FMPL_TL_HINT_NONE = 0, FMPL_TL_HINT_FACE = 1, FMPL_TL_HINT_SPLIT = 2 };
+#define FMPL_TL_PUT_FACE  (1u << 0)
+#define FMPL_TL_PUT_SPLIT (1u << 1)
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
@@ -230,9 +230,11 @@ typedef struct fmpl_tl_ops {
     void *(*mem_alloc)(fmpl_tl_t *tl, size_t len);   /* memory peers write directly */
     int  (*mem_free)(fmpl_tl_t *tl, void *p);
 
-    /* put: contiguous, block-stride, list.  `roff` is relative to key. */
+    /* put: contiguous, block-stride, list.  `roff` is relative to key;
+     * put's flags are FMPL_TL_PUT_*. */
     int  (*put)(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                fmpl_tl_comp_t *comp);
     int  (*put_strided)(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
                         size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
                         uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);
@@ -292,7 +294,6 @@ struct fmpl_tl {
      * half each (p2p.h) unless FMPL_SPLIT_MIN says; 0: FMPL_SPLIT_MIN's
      * default, UINT64_MAX: never (shm, which streams instead). */
     uint64_t split_min;
-    int hint;                      /* FMPL_TL_HINT_*, set by the layers above */
     /* Set by open where mailbox lines are plain memory here (see
      * fmpl_tl_direct_t): direct[size], and the bytes between one index's
      * slot and the next; NULL: every call goes through the ops. */
@@ -376,8 +377,9 @@ static inline int fmpl_tl_kernel(const fmpl_tl_t *tl, int peer)
 }
 
 static inline int fmpl_tl_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                              const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *c)
-{ return tl->ops->put(tl, peer, src, len, key, roff, c); }
+                              const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                              fmpl_tl_comp_t *c)
+{ return tl->ops->put(tl, peer, src, len, key, roff, flags, c); }
 /* The direct entry of `peer`, or NULL (fmpl_tl_direct_t). */
 static inline const fmpl_tl_direct_t *fmpl_tl_direct(const fmpl_tl_t *tl, int peer)
 {

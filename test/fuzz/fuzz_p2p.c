@@ -102,9 +102,9 @@ static volatile uint8_t sink;
 /* Into the peer's memory: whatever its key says is its business; ours is
  * only to read the source we were given, all of it. */
 static int f_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags, fmpl_tl_comp_t *comp)
 {
-    (void)tl; (void)key; (void)roff; (void)comp;
+    (void)tl; (void)key; (void)roff; (void)flags; (void)comp;
     check_peer_idx(peer, 0);
     if (len > MAXSZ)
         abort();                   /* more than any source the harness has */

@@ -189,7 +189,7 @@ static void our_put(int strided)
         size_t len = (size_t)(amount() % (MAXLEN + 1));
         uint8_t *src = malloc(len ? len : 1);
         memset(src, 0x44, len);
-        fmpl_shm_put(&tl, 1, src, len, &k, roff, &comp);
+        fmpl_shm_put(&tl, 1, src, len, &k, roff, 0, &comp);
         job_close();               /* a queued put must not outlive its source */
         free(src);
         return;

@@ -43,9 +43,9 @@ static const unsigned lens[] = { 0, 1, 8, 23, 24, 25, 100, EAGER - 1, EAGER, EAG
 static volatile uint8_t sink;
 
 static int f_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags, fmpl_tl_comp_t *comp)
 {
-    (void)tl; (void)key; (void)comp;
+    (void)tl; (void)key; (void)flags; (void)comp;
     check_peer_idx(peer, 0);
     /* an eager signal goes into the peer's slot for us: inside its area */
     if (len > EAGER || roff + len > AREA)

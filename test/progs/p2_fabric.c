@@ -110,7 +110,8 @@ static void window(void)
     const fmpl_tl_key_t *rk = &keys[right];
     fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
     fmpl_enter();
-    CHECK_RC(tl->ops->put(tl, right, src + CONT_OFF, CONT_LEN, rk, CONT_OFF, &comp), FMPL_SUCCESS);
+    CHECK_RC(tl->ops->put(tl, right, src + CONT_OFF, CONT_LEN, rk, CONT_OFF, 0, &comp),
+             FMPL_SUCCESS);
     fmpl_tl_iov_t iov[IOV_N];
     for (int i = 0; i < IOV_N; i++) {
         size_t off = IOV_OFF + (size_t)i * IOV_LEN * 2;
@@ -123,9 +124,9 @@ static void window(void)
     /* refused: the neighbour's key for another node, past the end */
     if (prog_np > 2) {
         int third = (prog_me + 2) % prog_np;
-        CHECK_RC(tl->ops->put(tl, third, src, 8, rk, 0, &comp), FMPL_ERR_ARG);
+        CHECK_RC(tl->ops->put(tl, third, src, 8, rk, 0, 0, &comp), FMPL_ERR_ARG);
     }
-    CHECK_RC(tl->ops->put(tl, right, src, 16, rk, BUF - 8, &comp), FMPL_ERR_ARG);
+    CHECK_RC(tl->ops->put(tl, right, src, 16, rk, BUF - 8, 0, &comp), FMPL_ERR_ARG);
     CHECK(comp.pending == 0, "a refused put is pending");
     fmpl_leave();
     CHECK_RC(fmpl_barrier(FMPL_COMM_WORLD), FMPL_SUCCESS);
@@ -138,7 +139,7 @@ static void window(void)
     fmpl_tl_mem_dereg(tl, &key);
     CHECK_RC(fmpl_barrier(FMPL_COMM_WORLD), FMPL_SUCCESS);
     fmpl_enter();
-    CHECK_RC(tl->ops->put(tl, right, src, 8, rk, 0, &comp), FMPL_ERR_ARG);
+    CHECK_RC(tl->ops->put(tl, right, src, 8, rk, 0, 0, &comp), FMPL_ERR_ARG);
     fmpl_leave();
 
     /* the slice is reused: 4096 x 1 MiB through a 32 GiB slice... many times over */

@@ -548,8 +548,11 @@ static int l_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 { LOCKED(fmpl_dcfa_mem_reg(tl, addr, len, key)); }
 static int l_mem_free(fmpl_tl_t *tl, void *p) { LOCKED(fmpl_dcfa_mem_free(tl, p)); }
 static int l_put(fmpl_tl_t *tl, int peer, const void *src, size_t len, const fmpl_tl_key_t *key,
-                 uint64_t roff, fmpl_tl_comp_t *comp)
-{ LOCKED(fmpl_dcfa_put(tl, peer, src, len, key, roff, comp)); }
+                 uint64_t roff, unsigned flags, fmpl_tl_comp_t *comp)
+{
+    (void)flags;                   /* one path for every put */
+    LOCKED(fmpl_dcfa_put(tl, peer, src, len, key, roff, comp));
+}
 static int l_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                  uint64_t roff)
 { LOCKED(fmpl_dcfa_get(tl, peer, dst, len, key, roff)); }

@@ -62,7 +62,8 @@ void fmpl_ib_link_ps(const fmpl_ib_t *t, int size, fmpl_emu_time_t *ps);
 
 /* ib_rdma.c: the ops */
 int  fmpl_ib_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                 fmpl_tl_comp_t *comp);
 int  fmpl_ib_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
                      const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
 int  fmpl_ib_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,

@@ -64,8 +64,10 @@ static uint64_t target(fmpl_ib_t *t, int peer, const fmpl_tl_key_t *key, uint64_
 }
 
 int fmpl_ib_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                fmpl_tl_comp_t *comp)
 {
+    (void)flags;                   /* one path for every put */
     fmpl_tl_iov_t one = { .src = src, .len = len, .roff = roff };
     return fmpl_ib_put_iov(tl, peer, &one, 1, key, comp);
 }

@@ -196,7 +196,8 @@ void fmpl_ofi_mem_cleanup(fmpl_ofi_t *o);
 
 /* ofi_rma.c */
 int  fmpl_ofi_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                  const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                  fmpl_tl_comp_t *comp);
 int  fmpl_ofi_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
                   uint64_t roff);
 

@@ -138,7 +138,8 @@ void   fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c);
 
 /* p2_dma.c */
 int  fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                 fmpl_tl_comp_t *comp);
 int  fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
                      const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
 int  fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,

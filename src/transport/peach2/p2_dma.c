@@ -106,8 +106,10 @@ static size_t page_pieces(uint64_t src, uint64_t dst, size_t len)
 }
 
 int fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                fmpl_tl_comp_t *comp)
 {
+    (void)flags;                   /* one path for every put */
     fmpl_tl_iov_t one = { .src = src, .len = len, .roff = roff };
     return fmpl_p2_put_iov(tl, peer, &one, 1, key, comp);
 }

@@ -69,16 +69,15 @@ static const fmpl_tl_key_t *key_for(fmpl_route_t *r, fmpl_tl_t *p, int peer,
 }
 
 int fmpl_route_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                   const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                   const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                   fmpl_tl_comp_t *comp)
 {
     fmpl_route_t *r = fmpl_route_of(tl);
-    int op = tl->hint == FMPL_TL_HINT_FACE ? FMPL_ROUTE_FACE : FMPL_ROUTE_PUT;
+    int op = flags & FMPL_TL_PUT_FACE ? FMPL_ROUTE_FACE : FMPL_ROUTE_PUT;
     fmpl_tl_t *p = put_part(r, peer, op, len);
     fmpl_tl_key_t k;
-    p->hint = tl->hint;            /* the part chooses its path too */
-    int rc = p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, comp);
-    p->hint = FMPL_TL_HINT_NONE;
-    return rc;
+    /* the part chooses its path too */
+    return p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, flags, comp);
 }
 
 int fmpl_route_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,

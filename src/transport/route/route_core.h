@@ -33,7 +33,7 @@
 enum { FMPL_ROUTE_NEAR = 0, FMPL_ROUTE_FAR = 1 };
 /* what an operation is, for the class's choice */
 enum { FMPL_ROUTE_PUT = 0, FMPL_ROUTE_STRIDED = 1, FMPL_ROUTE_IOV = 2, FMPL_ROUTE_RECORD = 3,
-       FMPL_ROUTE_FACE = 4,        /* a put under FMPL_TL_HINT_FACE: a halo face */
+       FMPL_ROUTE_FACE = 4,        /* a put with FMPL_TL_PUT_FACE: a halo face */
        FMPL_ROUTE_OPS = 5 };
 
 typedef struct fmpl_route fmpl_route_t;
@@ -67,7 +67,8 @@ void fmpl_route_core_fini(fmpl_route_t *r, int rank);
 
 /* The ops that name a peer, for a routing transport's table. */
 int  fmpl_route_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                    const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                    const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                    fmpl_tl_comp_t *comp);
 int  fmpl_route_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
                             size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
                             uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp);

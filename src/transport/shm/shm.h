@@ -331,7 +331,8 @@ int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
 
 /* shm_put.c */
 int  fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                  const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                  fmpl_tl_comp_t *comp);
 int  fmpl_shm_put_notify(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                          const fmpl_tl_key_t *key, uint64_t roff, int idx, unsigned off,
                          const void *rec, unsigned reclen, fmpl_tl_comp_t *comp);

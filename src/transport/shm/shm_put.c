@@ -8,7 +8,7 @@
  *     each: streamed through the FIFO (shm.h: both cores copy, each
  *     byte once, and the two copies overlap);
  *   - into a peer's ordinary memory, large on a crowded machine (or the
- *     sender's part of a split, FMPL_TL_HINT_SPLIT): one
+ *     sender's part of a split, FMPL_TL_PUT_SPLIT): one
  *     process_vm_writev (Linux cross-memory attach), the single copy MPI
  *     needs a rendezvous for, done by the sender alone;
  *   - otherwise (medium, or CMA refused): the pipelined FIFO.
@@ -26,7 +26,8 @@
 #include "transport/shm/shm.h"
 
 int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                 fmpl_tl_comp_t *comp)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
     if (len == 0)
@@ -46,11 +47,11 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     /* (the sender's part of a split goes by CMA at any size: through the
      * FIFO it would wait for the receiver to read its own part first) */
     fmpl_shm_peer_t *p = &s->peers[peer];
-    int stream = !fmpl_shm_streams(s, len) || tl->hint == FMPL_TL_HINT_SPLIT
+    int stream = !fmpl_shm_streams(s, len) || (flags & FMPL_TL_PUT_SPLIT)
                      ? FMPL_SHM_STREAM_NO
                  : s->nt_min && len >= s->nt_min ? FMPL_SHM_STREAM_NT   /* shm_copy.c */
                                                  : FMPL_SHM_STREAM_YES;
-    if (!stream && s->cma && p->cma_ok && (len > s->eager || tl->hint == FMPL_TL_HINT_SPLIT) &&
+    if (!stream && s->cma && p->cma_ok && (len > s->eager || (flags & FMPL_TL_PUT_SPLIT)) &&
         !p->pend) {
         int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)

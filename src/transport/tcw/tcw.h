@@ -141,7 +141,8 @@ static inline fmpl_emu_time_t fmpl_tcw_ps(double ns) { return fmpl_emu_ps(ns); }
 int  fmpl_tcw_tcw_init(fmpl_tcw_t *t);
 void fmpl_tcw_tcw_fini(fmpl_tcw_t *t);
 int  fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                  const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp);
+                  const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                  fmpl_tl_comp_t *comp);
 int  fmpl_tcw_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                      unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
 

@@ -94,8 +94,10 @@ static int nia_start(fmpl_tcw_t *t, const tcw_word_t *w, const fmpl_emu_msg_t *r
 }
 
 int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, fmpl_tl_comp_t *comp)
+                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                 fmpl_tl_comp_t *comp)
 {
+    (void)flags;                   /* one path for every put */
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (len == 0)
         return FMPL_SUCCESS;
