@@ -152,7 +152,7 @@ int fmpl_init(int count)
     if (fmpl_g.inline_max > cap) {
         if (getenv("FMPL_INLINE"))
             fmpl_log_info("FMPL_INLINE=%u: %s's records hold %u bytes, so %u",
-                          fmpl_g.inline_max, fmpl_g.tl.ops->name, cap, cap);
+                          fmpl_g.inline_max, fmpl_tl_name(&fmpl_g.tl), cap, cap);
         fmpl_g.inline_max = cap;
     }
     fmpl_enter();                  /* an emulated machine's clock starts here */
@@ -173,7 +173,7 @@ int fmpl_init(int count)
     fmpl_g.thread_lazy = progress_thread < 0 && !fmpl_g.tl.clock;
     if (fmpl_g.tl.clock && progress_thread == 1)
         fmpl_log_info("FMPL_PROGRESS_THREAD ignored: %s keeps an emulated clock",
-                      fmpl_g.tl.ops->name);
+                      fmpl_tl_name(&fmpl_g.tl));
     else if (progress_thread == 1 && fmpl_progress_thread_start() != FMPL_SUCCESS) {
         fmpl_g.initialized = 0;
         release_all();
@@ -229,7 +229,7 @@ int fmpl_size(void) { return fmpl_g.initialized ? fmpl_g.boot.size : -1; }
 
 const char *fmpl_transport(void)
 {
-    return fmpl_g.initialized ? fmpl_g.tl.ops->name : NULL;
+    return fmpl_g.initialized ? fmpl_tl_name(&fmpl_g.tl) : NULL;
 }
 
 int fmpl_host(int rank, int *nhosts)

@@ -86,7 +86,7 @@ static void halo_release(struct fmpl_halo *h)
     if (h->reg_landing)
         fmpl_tl_mem_dereg(&fmpl_g.tl, &h->me.landing);
     if (h->landing)
-        fmpl_g.tl.ops->mem_free(&fmpl_g.tl, h->landing);
+        fmpl_tl_mem_free(&fmpl_g.tl, h->landing);
     free(h);
 }
 
@@ -189,7 +189,7 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
         h->reg_array = bad == FMPL_SUCCESS;
         landing_offset(g, -1, -1, tl->caps, &h->landing_len);
         if (!bad && h->landing_len) {
-            h->landing = tl->ops->mem_alloc(tl, h->landing_len);
+            h->landing = fmpl_tl_mem_alloc(tl, h->landing_len);
             bad = h->landing ? fmpl_tl_mem_reg(tl, h->landing, h->landing_len, &g->landing)
                              : FMPL_ERR_NOMEM;
             h->reg_landing = h->landing && bad == FMPL_SUCCESS;
@@ -262,9 +262,9 @@ static int try_send(struct fmpl_halo *h, fmpl_face_t *f)
         for (size_t a = 0; a < outer && rc == FMPL_SUCCESS; a++) {
             size_t so = f->src.nlev == 2 ? a * f->src.stride[0] : 0;
             size_t dof = f->dst.nlev == 2 ? a * f->dst.stride[0] : 0;
-            rc = tl->ops->put_strided(tl, f->peer, src + so, f->src.blk, f->src.cnt[in],
-                                      f->src.stride[in], &f->key, f->dst.base + dof,
-                                      f->dst.stride[in], &h->comp);
+            rc = fmpl_tl_put_strided(tl, f->peer, src + so, f->src.blk, f->src.cnt[in],
+                                     f->src.stride[in], &f->key, f->dst.base + dof,
+                                     f->dst.stride[in], &h->comp);
         }
     }
     if (rc != FMPL_SUCCESS)

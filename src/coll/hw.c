@@ -14,7 +14,7 @@ int fmpl_coll_hw(int bcast, void *buf, size_t len, int root)
     fmpl_wait_t w;
     fmpl_wait_init(&w, -1);
     for (;;) {
-        int rc = bcast ? tl->ops->bcast(tl, buf, len, root, &st) : tl->ops->barrier(tl, &st);
+        int rc = bcast ? fmpl_tl_bcast(tl, buf, len, root, &st) : fmpl_tl_barrier(tl, &st);
         if (rc == 1)
             return FMPL_SUCCESS;
         if (rc < 0)

@@ -68,7 +68,7 @@ int fmpl_sig_eager(fmpl_comm_rec_t *c)
     pub_t *all = calloc((size_t)c->size, sizeof *all);
     c->eager_keys = calloc((size_t)c->size, sizeof *c->eager_keys);
     if (c->eager_max > FMPL_SIG_MAX)
-        c->eager = tl->ops->mem_alloc(tl, len);
+        c->eager = fmpl_tl_mem_alloc(tl, len);
     c->eager_reg = all && c->eager_keys && c->eager &&
                    fmpl_tl_mem_reg(tl, c->eager, len, &c->eager_key) == FMPL_SUCCESS;
     int ok = c->eager_reg;
@@ -99,7 +99,7 @@ void fmpl_sig_eager_free(fmpl_comm_rec_t *c)
         fmpl_tl_mem_dereg(&fmpl_g.tl, &c->eager_key);
     c->eager_reg = 0;
     if (c->eager)
-        fmpl_g.tl.ops->mem_free(&fmpl_g.tl, c->eager);
+        fmpl_tl_mem_free(&fmpl_g.tl, c->eager);
     free(c->eager_keys);
     c->eager = NULL;
     c->eager_keys = NULL;

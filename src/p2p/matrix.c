@@ -105,8 +105,8 @@ static int put_cols(mx_op_t *o, const fmpl_tl_key_t *key, uint64_t dld)
     size_t es = s->esize;
     if (s->uplo == 'G') {
         size_t sld = o->packed ? s->m * es : s->ld * es;
-        return tl->ops->put_strided(tl, o->peer, o->a, s->m * es, s->n, sld, key, 0, dld,
-                                    &o->comp);
+        return fmpl_tl_put_strided(tl, o->peer, o->a, s->m * es, s->n, sld, key, 0, dld,
+                                   &o->comp);
     }
     /* a trapezoid: one piece per column, in batches */
     enum { BATCH = 32 };
@@ -123,13 +123,13 @@ static int put_cols(mx_op_t *o, const fmpl_tl_key_t *key, uint64_t dld)
         iov[k++] = (fmpl_tl_iov_t){ .src = src, .len = len, .roff = j * dld + lo * es };
         at += len;
         if (k == BATCH) {
-            int rc = tl->ops->put_iov(tl, o->peer, iov, k, key, &o->comp);
+            int rc = fmpl_tl_put_iov(tl, o->peer, iov, k, key, &o->comp);
             if (rc != FMPL_SUCCESS)
                 return rc;
             k = 0;
         }
     }
-    return k ? tl->ops->put_iov(tl, o->peer, iov, k, key, &o->comp) : FMPL_SUCCESS;
+    return k ? fmpl_tl_put_iov(tl, o->peer, iov, k, key, &o->comp) : FMPL_SUCCESS;
 }
 
 /* The data record: OK (with inline bytes) or an error the receiver reports. */

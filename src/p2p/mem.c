@@ -10,7 +10,7 @@ void *fmpl_alloc_mem(size_t size)
     if (!fmpl_g.initialized)
         return NULL;
     fmpl_enter();
-    void *p = fmpl_g.tl.ops->mem_alloc(&fmpl_g.tl, size);
+    void *p = fmpl_tl_mem_alloc(&fmpl_g.tl, size);
     fmpl_leave();
     return p;
 }
@@ -22,7 +22,7 @@ int fmpl_free_mem(void *p)
     if (!p)
         return FMPL_ERR_ARG;
     fmpl_enter();
-    int rc = fmpl_g.tl.ops->mem_free(&fmpl_g.tl, p);
+    int rc = fmpl_tl_mem_free(&fmpl_g.tl, p);
     fmpl_leave();
     return rc;
 }

@@ -64,7 +64,7 @@ int fmpl_progress(void)
 {
     if (fmpl_g.tl.clock)
         settle();
-    int n = fmpl_g.tl.ops->progress(&fmpl_g.tl);
+    int n = fmpl_tl_progress(&fmpl_g.tl);
     if (fmpl_p2p_send_pending())
         n += fmpl_p2p_send_progress();
     if (fmpl_p2p_recv_watched())
@@ -110,7 +110,7 @@ int fmpl_check_peer(int peer)
 {
     int dead = fmpl_g.boot.ops->dead_rank(&fmpl_g.boot);
     if (dead < 0 && peer >= 0 && peer != fmpl_g.boot.rank &&
-        !fmpl_g.tl.ops->peer_ok(&fmpl_g.tl, peer))
+        !fmpl_tl_peer_ok(&fmpl_g.tl, peer))
         dead = peer;
     if (dead < 0)
         return FMPL_SUCCESS;

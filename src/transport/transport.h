@@ -445,6 +445,13 @@ static inline volatile void *fmpl_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
     const fmpl_tl_direct_t *d = fmpl_tl_direct(tl, peer);
     return d ? d->in + (size_t)idx * tl->direct_slot : tl->ops->mbox_in(tl, peer, idx);
 }
+static inline int fmpl_tl_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
+                                      size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
+                                      uint64_t roff, size_t dstride, fmpl_tl_comp_t *c)
+{ return tl->ops->put_strided(tl, peer, src, blklen, nblk, sstride, key, roff, dstride, c); }
+static inline int fmpl_tl_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                                  const fmpl_tl_key_t *key, fmpl_tl_comp_t *c)
+{ return tl->ops->put_iov(tl, peer, iov, n, key, c); }
 static inline int fmpl_tl_get(fmpl_tl_t *tl, int peer, void *dst, size_t len,
                               const fmpl_tl_key_t *key, uint64_t roff)
 { return tl->ops->get(tl, peer, dst, len, key, roff); }
@@ -454,6 +461,20 @@ static inline int fmpl_tl_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl
 { return tl->ops->mem_reg(tl, addr, len, k); }
 static inline void fmpl_tl_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *k)
 { tl->ops->mem_dereg(tl, k); }
+static inline void *fmpl_tl_mem_alloc(fmpl_tl_t *tl, size_t len)
+{ return tl->ops->mem_alloc(tl, len); }
+static inline int fmpl_tl_mem_free(fmpl_tl_t *tl, void *p)
+{ return tl->ops->mem_free(tl, p); }
+static inline int fmpl_tl_peer_ok(fmpl_tl_t *tl, int peer)
+{ return tl->ops->peer_ok(tl, peer); }
+/* the hardware collectives (FMPL_TL_CAP_HW_*), split-phase */
+static inline int fmpl_tl_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
+{ return tl->ops->barrier(tl, st); }
+static inline int fmpl_tl_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root,
+                                fmpl_tl_coll_t *st)
+{ return tl->ops->bcast(tl, buf, len, root, st); }
+static inline const char *fmpl_tl_name(const fmpl_tl_t *tl)
+{ return tl->ops->name; }
 /* FMPL's own work, for a transport with a clock (a no-op elsewhere) */
 static inline void fmpl_tl_work(fmpl_tl_t *tl, int kind, size_t amount)
 {
