@@ -1,11 +1,11 @@
 /*
- * progress.c - the progress engine, the back-off of waiting loops, dead
- * peer detection and the optional progress thread.
+ * progress.c - the progress engine, the waits of the layers above (on
+ * transport/wait.h's policy), dead peer detection and the optional
+ * progress thread.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -18,13 +18,6 @@
 #include "p2p/matrix.h"
 #include "p2p/p2p.h"
 #include "p2p/spill.h"
-
-/* spins before yielding when we have a core to ourselves */
-#define SPIN_ALONE     20000u
-/* ... when other ranks need the core (see spin_limit) */
-#define SPIN_SHARED    8u
-/* seconds between liveness checks while waiting */
-#define CHECK_PERIOD   0.05
 
 fmpl_trace_t *fmpl_trace;          /* trace.h: off */
 
@@ -43,10 +36,10 @@ static void settle(void)
             return;
         double now = fmpl_rtime();
         if (next == 0) {
-            next = now + CHECK_PERIOD;
+            next = now + FMPL_TL_WAIT_PERIOD;
             t0 = now;
         } else if (now >= next) {
-            next = now + CHECK_PERIOD;
+            next = now + FMPL_TL_WAIT_PERIOD;
             if (fmpl_g.boot.ops->dead_rank(&fmpl_g.boot) >= 0)
                 return;
             if (fmpl_g.peer_timeout > 0 && now - t0 > fmpl_g.peer_timeout) {
@@ -78,31 +71,10 @@ int fmpl_progress(void)
     return n;
 }
 
-/*
- * Spinning is the fastest wait while the waiter has a core of its own,
- * whatever it waits for: shared memory, a NIC, or the kernel's network
- * stack (whose softirq work runs in the sender's system call or the
- * interrupt, and whose provider threads preempt a spinning rank when they
- * wake).  Across two network namespaces with a core each, FMPL's 8-byte
- * latency over libfabric net was 7.1 us spinning and 7.5 us yielding after
- * 8 polls (Open MPI, spinning: 7.0).  When ranks crowd their cores
- * (fmpl_g.hosts.crowded: more of them than CPUs they may run on, including fake
- * hosts whose launchers bound ranks to one core) every wait yields early:
- * two ranks of two namespaces on one core took 1050 us spinning and 97 us
- * yielding.
- */
-static unsigned spin_limit(void)
-{
-    return fmpl_g.hosts.crowded ? SPIN_SHARED : SPIN_ALONE;
-}
-
 void fmpl_wait_init(fmpl_wait_t *w, int peer)
 {
-    w->iter = 0;
-    w->spin = spin_limit();
+    w->turns = (fmpl_tl_wait_t){ 0 };
     w->peer = peer;
-    w->t_start = 0;
-    w->t_check = 0;
     w->deadline = -1;
 }
 
@@ -138,46 +110,20 @@ int fmpl_wait_idle(fmpl_wait_t *w)
 {
     if (fmpl_g.clock_stuck)
         return FMPL_ERR_PEER;      /* settle() said why */
-    unsigned i = ++w->iter;
-    if (fmpl_g.tl.clock) {
-        /* the emulated clock moves on; in real time this may sleep a
-         * little, so look at the peers' liveness every time */
-        fmpl_g.tl.clock->idle(&fmpl_g.tl, w->deadline);
-        i = 256;
-    } else if (i > w->spin) {
-        sched_yield();
-    }
-    /* No pause between polls: each poll is a progress pass, dozens of
-     * instructions or more, which leaves a hardware sibling room enough,
-     * and the pause itself only delays seeing what came.  In a virtual
-     * machine it is worse: KVM's pause-loop exiting takes a run of pauses
-     * for a vCPU waiting on a preempted lock holder and leaves the guest,
-     * and qemu's emulation leaves its execution loop at every pause.  In
-     * the soft-RoCE test bed dcfa's 8-byte ping-pong took 0.96 of its
-     * time without it (medians of per-round ratios, 8 and 10 interleaved
-     * rounds); shm's natively the same, 0.06 us either way (the runs
-     * where the machine was quiet). */
-    if (i % 256)
+    if (!fmpl_tl_wait_turn(&fmpl_g.tl, &w->turns, w->deadline))
         return FMPL_SUCCESS;
-    double now = fmpl_rtime();
-    if (w->t_start == 0) {
-        w->t_start = w->t_check = now;
-        return FMPL_SUCCESS;
-    }
-    if (now - w->t_check < CHECK_PERIOD)
-        return FMPL_SUCCESS;
-    w->t_check = now;
     int rc = fmpl_check_peer(w->peer);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (fmpl_g.peer_timeout > 0 && now - w->t_start > fmpl_g.peer_timeout) {
+    double waited = w->turns.t_check - w->turns.t0;
+    if (fmpl_g.peer_timeout > 0 && waited > fmpl_g.peer_timeout) {
         /* a collective's wait has no one peer to name (peer -1) */
         if (w->peer >= 0)
             fmpl_log_err("waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                         now - w->t_start, w->peer);
+                         waited, w->peer);
         else
             fmpl_log_err("waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): giving up",
-                         now - w->t_start);
+                         waited);
         return FMPL_ERR_PEER;
     }
     return FMPL_SUCCESS;

@@ -5,9 +5,10 @@
  * notifications) and the spill buffer's.  A wait loop is
  *     fmpl_wait_t w; fmpl_wait_init(&w, peer);
  *     while (!done) { if (fmpl_progress() == 0 && (rc = fmpl_wait_idle(&w))) break; }
- * fmpl_wait_idle() backs off (pause, then sched_yield at once when the
- * processes outnumber the cores) and now and then checks that `peer` (or
- * anybody, for peer -1) is alive, returning FMPL_ERR_PEER if not.
+ * fmpl_wait_idle() backs off as every wait does (transport/wait.h: spin,
+ * then yield, at once when the processes outnumber the cores) and now and
+ * then checks that `peer` (or anybody, for peer -1) is alive, returning
+ * FMPL_ERR_PEER if not.
  *
  * On an emulated machine (a transport with a clock, transport.h) the
  * wait is in that machine's time: fmpl_wait_idle moves the clock to the
@@ -19,13 +20,11 @@
 #ifndef FMPL_PROGRESS_H
 #define FMPL_PROGRESS_H
 
-struct fmpl_tl_comp;
+#include "transport/wait.h"
 
 typedef struct fmpl_wait {
-    unsigned iter;
-    unsigned spin;                 /* idle polls before yielding the core */
+    fmpl_tl_wait_t turns;          /* the policy's state (transport/wait.h) */
     int peer;
-    double t_start, t_check;       /* real time */
     double deadline;               /* fmpl_wtime() the waiter gives up at, < 0: none */
 } fmpl_wait_t;
 

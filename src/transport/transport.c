@@ -16,14 +16,10 @@
  * The decision is a function of what every rank published, so every rank
  * makes the same one (the transports' start-ups are collective).
  */
-#define _GNU_SOURCE
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "fmpl.h"
-#include "base/boot.h"
-#include "base/clock.h"
 #include "base/hosts.h"
 #include "base/log.h"
 #include "transport/transport.h"
@@ -191,59 +187,6 @@ int fmpl_tl_put_notify_by_parts(fmpl_tl_t *tl, int peer, const void *src, size_t
     if (rc != FMPL_SUCCESS)
         return rc;
     return tl->ops->notify(tl, peer, idx, off, rec, reclen, 0, comp);
-}
-
-#define IDLE_SPIN 1024             /* idle turns before yielding the CPU */
-
-int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
-{
-    /* named once: the caller's error may reach a layer (a matrix receive
-     * under the BLACS, say) that knows no rank to name */
-    static int named = -1;
-    int dead = failed ? peer : tl->boot->ops->dead_rank(tl->boot);
-    if (dead >= 0) {
-        if (dead != named) {
-            named = dead;
-            fmpl_log_err("%s: peer rank %d died or left the job without fmpl_finalize",
-                         tl->ops->name, dead);
-        }
-        return FMPL_ERR_PEER;
-    }
-    double now = fmpl_rtime();
-    if (*t0 == 0) {
-        *t0 = now;
-    } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {
-        if (peer >= 0)
-            fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                         tl->ops->name, now - *t0, peer);
-        else
-            fmpl_log_err("%s: waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): "
-                         "giving up", tl->ops->name, now - *t0);
-        return FMPL_ERR_PEER;
-    }
-    return FMPL_SUCCESS;
-}
-
-int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w)
-{
-    if (++w->spins > IDLE_SPIN)
-        sched_yield();
-    if (w->spins % 256 != 0 || peer < 0)
-        return FMPL_SUCCESS;
-    return fmpl_tl_wait_check(tl, *failed_peer == peer, peer, &w->t0);
-}
-
-int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer)
-{
-    fmpl_tl_wait_t w = { 0 };
-    while (__atomic_load_n(pending, __ATOMIC_ACQUIRE) > 0) {
-        if (tl->ops->progress(tl) != 0)
-            continue;
-        int rc = fmpl_tl_idle(tl, failed_peer, peer, &w);
-        if (rc != FMPL_SUCCESS)
-            return rc;
-    }
-    return FMPL_SUCCESS;
 }
 
 unsigned fmpl_tl_slot_ext(int size, int nidx)

@@ -325,27 +325,7 @@ int fmpl_tl_put_notify_by_parts(fmpl_tl_t *, int, const void *, size_t, const fm
                                 uint64_t, int, unsigned, const void *, unsigned,
                                 fmpl_tl_comp_t *);
 
-/* Waits inside a transport (ofi, dcfa, the emulated machines).
- * fmpl_tl_wait_check: whether a wait on `peer` begun at *t0 (seconds of
- * CLOCK_MONOTONIC; 0: not yet, set now) must end with FMPL_ERR_PEER:
- * `failed` (the transport's own completions said the peer failed), a
- * rank the launcher knows dead, or FMPL_PEER_TIMEOUT passed (boot's
- * peer_timeout: a peer alive but silent, stopped or stuck outside FMPL;
- * on an emulated machine its clock holds everybody's).  It logs why,
- * naming the rank (a dead one once).
- * fmpl_tl_idle: one idle turn of a wait on `peer` (-1: none) that made no
- * progress - a yield after a while, and every 256 turns that check
- * (failed: *failed_peer == peer).
- * fmpl_tl_wait_pending: make progress until *pending is 0 (counted down
- * by completions, maybe on the transport's own thread: loaded with
- * acquire order), or the wait must end. */
-typedef struct fmpl_tl_wait {
-    unsigned long spins;           /* idle turns */
-    double t0;                     /* the first check, 0 before */
-} fmpl_tl_wait_t;
-int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0);
-int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w);
-int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer);
+/* Waits inside a transport, and the one wait policy: transport/wait.h. */
 
 /* The routing decision, in one place (transport.c).  `tl` has ops == NULL
  * and rank, size, nidx, boot and hosts set.  Collective over the job:

@@ -82,6 +82,7 @@
 #include "transport/rlock.h"
 #include "transport/ticker.h"
 #include "transport/transport.h"
+#include "transport/wait.h"
 
 #define FMPL_DCFA_SQ      128      /* send requests in flight per queue pair */
 #define FMPL_DCFA_PROBE   1.0      /* s between keepalives to a peer waited on */

@@ -15,9 +15,7 @@
 #include "base/log.h"
 #include "transport/emu/emu_tl.h"
 #include "transport/seg.h"
-
-/* seconds between liveness checks while a kick waits to complete */
-#define CHECK_PERIOD 0.05
+#include "transport/wait.h"
 
 /* ---- the emulated machine's clock (transport.h) ---------------------- */
 
@@ -207,9 +205,9 @@ int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
          * holds the emulated clock, so nothing would ever come */
         double now = fmpl_rtime();
         if (next_check == 0) {
-            next_check = now + CHECK_PERIOD;
+            next_check = now + FMPL_TL_WAIT_PERIOD;
         } else if (now >= next_check) {
-            next_check = now + CHECK_PERIOD;
+            next_check = now + FMPL_TL_WAIT_PERIOD;
             int rc = fmpl_tl_wait_check(et->tl, peer >= 0 && !fmpl_emu_alive(et->emu, peer),
                                         peer, &t0);
             if (rc != FMPL_SUCCESS)

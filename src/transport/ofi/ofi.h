@@ -60,6 +60,7 @@
 #include "transport/mbox_msg.h"
 #include "transport/ticker.h"
 #include "transport/transport.h"
+#include "transport/wait.h"
 
 #define FMPL_OFI_NREG     64       /* unused registrations kept at most */
 #define FMPL_OFI_NRECV    256      /* receives kept posted for messages */
