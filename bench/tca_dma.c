@@ -134,7 +134,7 @@ int main(int argc, char **argv)
         fmpl_finalize();
         return 2;
     }
-    const int *hops = fmpl_p2_of(tl)->hops;
+    const int *hops = fmpl_peach2_of(tl)->hops;
 
     if (want(figs, 'p'))
         for (int peer = 1; peer < np; peer++) {

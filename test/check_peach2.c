@@ -60,16 +60,16 @@ static int expected_hops(int S, int s, int d)
 START_TEST(test_route)
 {
     p2_ring_t r;
-    for (int S = 1; S <= FMPL_P2_MAX_NODES; S++) {
-        ck_assert_int_eq(fmpl_p2_ring_init(&r, S), FMPL_SUCCESS);
+    for (int S = 1; S <= FMPL_PEACH2_MAX_NODES; S++) {
+        ck_assert_int_eq(fmpl_peach2_ring_init(&r, S), FMPL_SUCCESS);
         int far = 0;
         for (int s = 0; s < S; s++)
             for (int d = 0; d < S; d++) {
                 fmpl_emu_path_t p;
                 int hops = -1;
                 /* an address inside the slice, not only its start */
-                uint64_t a = fmpl_p2_slice(d) + ((uint64_t)(s + 1) << 20) + 24;
-                int got = fmpl_p2_walk(&r, s, a, &p, &hops);
+                uint64_t a = fmpl_peach2_slice(d) + ((uint64_t)(s + 1) << 20) + 24;
+                int got = fmpl_peach2_walk(&r, s, a, &p, &hops);
                 ck_assert_msg(got == d, "%d nodes: node %d's write for node %d reaches %d", S, s,
                               d, got);
                 ck_assert_msg(hops == expected_hops(S, s, d), "%d nodes: %d -> %d in %d hops, "
@@ -83,8 +83,8 @@ START_TEST(test_route)
         if (S == 16)
             ck_assert_msg(far == 5, "16 nodes: farthest %d hops (two rings of 8)", far);
         /* nobody claims what lies outside the S slices */
-        ck_assert_int_eq(fmpl_p2_walk(&r, 0, fmpl_p2_slice(S), NULL, NULL), -1);
-        ck_assert_int_eq(fmpl_p2_walk(&r, 0, FMPL_P2_WIN_BASE - 8, NULL, NULL), -1);
+        ck_assert_int_eq(fmpl_peach2_walk(&r, 0, fmpl_peach2_slice(S), NULL, NULL), -1);
+        ck_assert_int_eq(fmpl_peach2_walk(&r, 0, FMPL_PEACH2_WIN_BASE - 8, NULL, NULL), -1);
     }
 }
 END_TEST

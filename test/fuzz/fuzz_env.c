@@ -286,7 +286,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
             setenv(names[7 + (sel >> 3) % 5], val2, 1);
         p2_model_t p;
         ib_model_t ib;
-        if (fmpl_p2_model_read(&p) == FMPL_SUCCESS) {
+        if (fmpl_peach2_model_read(&p) == FMPL_SUCCESS) {
             const double v[] = { p.hop_ns, p.pio_max_bytes, p.link_mbps };
             if (p.on != 0 && p.on != 1)
                 abort();

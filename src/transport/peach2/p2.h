@@ -27,8 +27,8 @@
  * The timing model's parameters, their defaults and their sources are in
  * p2_model.c, in one table.
  */
-#ifndef FMPL_P2_H
-#define FMPL_P2_H
+#ifndef FMPL_PEACH2_H
+#define FMPL_PEACH2_H
 
 #include <stdint.h>
 
@@ -36,15 +36,15 @@
 #include "transport/emu/emu_tl.h"
 #include "transport/transport.h"
 
-#define FMPL_P2_MAX_NODES 16       /* a sub-cluster */
-#define FMPL_P2_DMA_CHANNELS 4     /* per board */
-#define FMPL_P2_MAX_AREAS 8192     /* registered regions per node */
-#define FMPL_P2_STATIC_AREAS 256   /* ids 1..255: fmpl_alloc_mem */
-#define FMPL_P2_WIN_BASE (1ull << 40)       /* the window in the PCIe space */
-#define FMPL_P2_SLICE_BITS 35               /* 32 GiB a node: 512 GiB for 16 */
-#define FMPL_P2_DESC_BYTES 32      /* a chained descriptor */
-#define FMPL_P2_DESC_TABLE 128     /* descriptors in a 4 KiB table */
-#define FMPL_P2_PAGE 4096          /* what one descriptor may span at most */
+#define FMPL_PEACH2_MAX_NODES 16       /* a sub-cluster */
+#define FMPL_PEACH2_DMA_CHANNELS 4     /* per board */
+#define FMPL_PEACH2_MAX_AREAS 8192     /* registered regions per node */
+#define FMPL_PEACH2_STATIC_AREAS 256   /* ids 1..255: fmpl_alloc_mem */
+#define FMPL_PEACH2_WIN_BASE (1ull << 40)       /* the window in the PCIe space */
+#define FMPL_PEACH2_SLICE_BITS 35               /* 32 GiB a node: 512 GiB for 16 */
+#define FMPL_PEACH2_DESC_BYTES 32      /* a chained descriptor */
+#define FMPL_PEACH2_DESC_TABLE 128     /* descriptors in a 4 KiB table */
+#define FMPL_PEACH2_PAGE 4096          /* what one descriptor may span at most */
 
 /* ---- the timing model (p2_model.c) ------------------------------------- */
 typedef struct p2_model {
@@ -61,10 +61,10 @@ typedef struct p2_model {
     double dma_start_ns, desc_ns, reg_start_ns, reg_max, reg_max_bytes, pio_max_bytes;
 } p2_model_t;
 
-int  fmpl_p2_model_read(p2_model_t *m);
-void fmpl_p2_model_log(const p2_model_t *m);
+int  fmpl_peach2_model_read(p2_model_t *m);
+void fmpl_peach2_model_log(const p2_model_t *m);
 /* bytes on a PCIe link for a payload of len: its TLPs' headers included */
-uint64_t fmpl_p2_wire(const p2_model_t *m, uint64_t len);
+uint64_t fmpl_peach2_wire(const p2_model_t *m, uint64_t len);
 
 /* ---- the ring and the window (p2_ring.c) ------------------------------- */
 enum { P2_UP, P2_DOWN, P2_E, P2_W, P2_S, P2_LINKS_PER_NODE };
@@ -85,28 +85,28 @@ typedef struct p2_board {
 
 typedef struct p2_ring {
     int S, R;                      /* nodes; nodes a ring */
-    p2_board_t board[FMPL_P2_MAX_NODES];
+    p2_board_t board[FMPL_PEACH2_MAX_NODES];
     int nlinks;                    /* P2_LINKS_PER_NODE x S */
 } p2_ring_t;
 
-int  fmpl_p2_ring_init(p2_ring_t *r, int nodes);
-static inline int fmpl_p2_ring_of(const p2_ring_t *r, int k) { return k / r->R; }
-static inline int fmpl_p2_pos_of(const p2_ring_t *r, int k) { return k % r->R; }
-static inline uint64_t fmpl_p2_slice(int node)
+int  fmpl_peach2_ring_init(p2_ring_t *r, int nodes);
+static inline int fmpl_peach2_ring_of(const p2_ring_t *r, int k) { return k / r->R; }
+static inline int fmpl_peach2_pos_of(const p2_ring_t *r, int k) { return k % r->R; }
+static inline uint64_t fmpl_peach2_slice(int node)
 {
-    return FMPL_P2_WIN_BASE + ((uint64_t)node << FMPL_P2_SLICE_BITS);
+    return FMPL_PEACH2_WIN_BASE + ((uint64_t)node << FMPL_PEACH2_SLICE_BITS);
 }
 /* The node whose slice holds `addr`, or -1. */
-int  fmpl_p2_node_of(const p2_ring_t *r, uint64_t addr);
+int  fmpl_peach2_node_of(const p2_ring_t *r, uint64_t addr);
 /* Walk the boards' registers from node `src` for a write at `addr`: the
  * boards crossed (hops), and each link, into p (NULL: count only).
  * The destination node, or -1 (logged) when no register claims it. */
-int  fmpl_p2_walk(const p2_ring_t *r, int src, uint64_t addr, fmpl_emu_path_t *p,
-                  int *hops);
+int  fmpl_peach2_walk(const p2_ring_t *r, int src, uint64_t addr, fmpl_emu_path_t *p,
+                      int *hops);
 /* Routes from `src` to every node, with the model's costs: paths[dst]. */
-int  fmpl_p2_routes(const p2_ring_t *r, const p2_model_t *m, int src, fmpl_emu_path_t *paths,
-                    int *hops);
-void fmpl_p2_link_ps(const p2_ring_t *r, const p2_model_t *m, fmpl_emu_time_t *ps);
+int  fmpl_peach2_routes(const p2_ring_t *r, const p2_model_t *m, int src, fmpl_emu_path_t *paths,
+                        int *hops);
+void fmpl_peach2_link_ps(const p2_ring_t *r, const p2_model_t *m, fmpl_emu_time_t *ps);
 
 /* ---- the fabric ----------------------------------------------------------- */
 typedef struct fmpl_p2 {
@@ -119,33 +119,34 @@ typedef struct fmpl_p2 {
     int *hops;                     /* [ring.S] */
     uint8_t *dma_dirty;            /* [size]: a DMA to it since our last ordered record */
     uint64_t pio_stores, dma_kicks, dma_desc, dma_reg;   /* counters (FMPL_VERBOSE) */
-} fmpl_p2_t;
+} fmpl_peach2_t;
 
-static inline fmpl_p2_t *fmpl_p2_of(fmpl_tl_t *tl) { return (fmpl_p2_t *)tl->priv; }
+static inline fmpl_peach2_t *fmpl_peach2_of(fmpl_tl_t *tl) { return (fmpl_peach2_t *)tl->priv; }
 
 /* channels a node: 4 DMA channels and the CPU's stores */
-#define FMPL_P2_CHANS_PER_NODE (FMPL_P2_DMA_CHANNELS + 1)
+#define FMPL_PEACH2_CHANS_PER_NODE (FMPL_PEACH2_DMA_CHANNELS + 1)
 
 /* p2_ops.c: PEACH2 as the whole machine (peach2) or as one of its
  * networks (tca).  net_open: our sub-cluster (ranks base .. base + nodes
  * - 1), the ring, the model, our routes; links are numbered by global
- * rank (P2_LINKS_PER_NODE a node), channels too (FMPL_P2_CHANS_PER_NODE),
+ * rank (P2_LINKS_PER_NODE a node), channels too (FMPL_PEACH2_CHANS_PER_NODE),
  * from 0.  The machine `et` is opened by the caller afterwards. */
-int    fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, int nodes);
-void   fmpl_p2_net_close(fmpl_p2_t *t);
-double fmpl_p2_lookahead(const p2_model_t *m);
-void   fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c);
+int    fmpl_peach2_net_open(fmpl_peach2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base,
+                            int nodes);
+void   fmpl_peach2_net_close(fmpl_peach2_t *t);
+double fmpl_peach2_lookahead(const p2_model_t *m);
+void   fmpl_peach2_costs(const p2_model_t *m, fmpl_emu_costs_t *c);
 
 /* p2_dma.c */
-int  fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                 const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
-                 fmpl_tl_comp_t *comp);
-int  fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
-                     const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
-int  fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
-                         size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
-                         size_t dstride, fmpl_tl_comp_t *comp);
-int  fmpl_p2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
+int  fmpl_peach2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                     const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                     fmpl_tl_comp_t *comp);
+int  fmpl_peach2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                         const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp);
+int  fmpl_peach2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
+                             size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
+                             size_t dstride, fmpl_tl_comp_t *comp);
+int  fmpl_peach2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                        unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
 
 #endif

@@ -37,15 +37,18 @@
 #include "transport/peach2/p2.h"
 #include "transport/seg.h"
 
-#define CHANS_PER_NODE FMPL_P2_CHANS_PER_NODE
+#define CHANS_PER_NODE FMPL_PEACH2_CHANS_PER_NODE
 static int chan_dma(const fmpl_tl_t *tl, int peer)
 {
-    return tl->rank * CHANS_PER_NODE + peer % FMPL_P2_DMA_CHANNELS;
+    return tl->rank * CHANS_PER_NODE + peer % FMPL_PEACH2_DMA_CHANNELS;
 }
-static int chan_pio(const fmpl_tl_t *tl) { return tl->rank * CHANS_PER_NODE + FMPL_P2_DMA_CHANNELS; }
+static int chan_pio(const fmpl_tl_t *tl)
+{
+    return tl->rank * CHANS_PER_NODE + FMPL_PEACH2_DMA_CHANNELS;
+}
 
 /* Hand one transfer to the engine: `wire` bytes on the route to `peer`. */
-static int kick(fmpl_p2_t *t, int chan, int peer, uint64_t wire, double start_ns, double gap_ns,
+static int kick(fmpl_peach2_t *t, int chan, int peer, uint64_t wire, double start_ns, double gap_ns,
                 int dma, const fmpl_emu_msg_t *rec, fmpl_tl_comp_t *comp)
 {
     fmpl_emu_xfer_t x = {
@@ -71,10 +74,10 @@ static int kick(fmpl_p2_t *t, int chan, int peer, uint64_t wire, double start_ns
 
 /* The key covers [key + roff, + len) at `peer`, and its window address
  * is the peer's: the virtual address there, or 0 (logged). */
-static uint64_t target(fmpl_p2_t *t, int peer, const fmpl_tl_key_t *key, uint64_t roff,
+static uint64_t target(fmpl_peach2_t *t, int peer, const fmpl_tl_key_t *key, uint64_t roff,
                        size_t len)
 {
-    int node = fmpl_p2_node_of(&t->ring, key->addr + roff);
+    int node = fmpl_peach2_node_of(&t->ring, key->addr + roff);
     if (node != peer - t->base) {
         fmpl_log_err("peach2: a write for rank %d at PCIe address 0x%llx, which is %s", peer,
                      (unsigned long long)(key->addr + roff),
@@ -85,7 +88,7 @@ static uint64_t target(fmpl_p2_t *t, int peer, const fmpl_tl_key_t *key, uint64_
 }
 
 /* The DMA controller's start for a request of n pieces, `bytes` in all. */
-static int reg_mode(const fmpl_p2_t *t, size_t n, size_t bytes)
+static int reg_mode(const fmpl_peach2_t *t, size_t n, size_t bytes)
 {
     return (double)n <= t->m.reg_max && (double)bytes <= t->m.reg_max_bytes;
 }
@@ -97,27 +100,27 @@ static size_t page_pieces(uint64_t src, uint64_t dst, size_t len)
 {
     size_t n = 0;
     for (size_t pos = 0; pos < len; n++) {
-        size_t a = FMPL_P2_PAGE - (size_t)((src + pos) % FMPL_P2_PAGE);
-        size_t b = FMPL_P2_PAGE - (size_t)((dst + pos) % FMPL_P2_PAGE);
+        size_t a = FMPL_PEACH2_PAGE - (size_t)((src + pos) % FMPL_PEACH2_PAGE);
+        size_t b = FMPL_PEACH2_PAGE - (size_t)((dst + pos) % FMPL_PEACH2_PAGE);
         size_t step = a < b ? a : b;
         pos += step < len - pos ? step : len - pos;
     }
     return n;
 }
 
-int fmpl_p2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
-                const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
-                fmpl_tl_comp_t *comp)
+int fmpl_peach2_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                    const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                    fmpl_tl_comp_t *comp)
 {
     (void)flags;                   /* one path for every put */
     fmpl_tl_iov_t one = { .src = src, .len = len, .roff = roff };
-    return fmpl_p2_put_iov(tl, peer, &one, 1, key, comp);
+    return fmpl_peach2_put_iov(tl, peer, &one, 1, key, comp);
 }
 
-int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
-                    const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp)
+int fmpl_peach2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
+                        const fmpl_tl_key_t *key, fmpl_tl_comp_t *comp)
 {
-    fmpl_p2_t *t = fmpl_p2_of(tl);
+    fmpl_peach2_t *t = fmpl_peach2_of(tl);
     size_t total = 0, chunks = 0;
     int pieces = 0;
     for (int i = 0; i < n; i++) {
@@ -141,7 +144,7 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
         /* a few bytes: the CPU stores them */
         fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->store_ns));
         t->pio_stores++;
-        return kick(t, chan_pio(tl), peer, fmpl_p2_wire(m, total), m->pio_ns, 0, 0, NULL, NULL);
+        return kick(t, chan_pio(tl), peer, fmpl_peach2_wire(m, total), m->pio_ns, 0, 0, NULL, NULL);
     }
     fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->kick_ns));
     int reg = reg_mode(t, chunks, total);
@@ -162,11 +165,11 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
          * at the end of every 4 KiB table. */
         size_t c = page_pieces((uint64_t)(uintptr_t)iov[i].src, key->addr + iov[i].roff,
                                iov[i].len);
-        size_t links = (k + c) / FMPL_P2_DESC_TABLE - k / FMPL_P2_DESC_TABLE;
+        size_t links = (k + c) / FMPL_PEACH2_DESC_TABLE - k / FMPL_PEACH2_DESC_TABLE;
         double desc = reg ? 0 : m->desc_ns * (double)(c + links);
         double start = k ? 0 : (reg ? m->reg_start_ns : m->dma_start_ns) + desc;
         double gap = k ? desc : 0;
-        int rc = kick(t, chan, peer, fmpl_p2_wire(m, iov[i].len), start, gap, 1, NULL, comp);
+        int rc = kick(t, chan, peer, fmpl_peach2_wire(m, iov[i].len), start, gap, 1, NULL, comp);
         if (rc != FMPL_SUCCESS)
             return rc;
         k += c;
@@ -174,11 +177,11 @@ int fmpl_p2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
     return FMPL_SUCCESS;
 }
 
-int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
-                        size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
-                        size_t dstride, fmpl_tl_comp_t *comp)
+int fmpl_peach2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen, size_t nblk,
+                            size_t sstride, const fmpl_tl_key_t *key, uint64_t roff,
+                            size_t dstride, fmpl_tl_comp_t *comp)
 {
-    fmpl_p2_t *t = fmpl_p2_of(tl);
+    fmpl_peach2_t *t = fmpl_peach2_of(tl);
     if (!blklen || !nblk)
         return FMPL_SUCCESS;
     if (nblk > 1 && dstride < blklen)
@@ -193,8 +196,8 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
     /* block-stride descriptors, each for the blocks of one destination
      * page (physical memory again), every block its own TLPs */
     const p2_model_t *m = &t->m;
-    uint64_t first = (key->addr + roff) / FMPL_P2_PAGE;
-    uint64_t last = (key->addr + roff + span - 1) / FMPL_P2_PAGE;
+    uint64_t first = (key->addr + roff) / FMPL_PEACH2_PAGE;
+    uint64_t last = (key->addr + roff + span - 1) / FMPL_PEACH2_PAGE;
     size_t ndesc = (size_t)(last - first + 1);
     if (ndesc > nblk)
         ndesc = nblk;
@@ -202,21 +205,21 @@ int fmpl_p2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
     t->dma_kicks++;
     t->dma_desc += ndesc;
     t->dma_dirty[peer] = 1;
-    size_t links = ndesc / FMPL_P2_DESC_TABLE;
-    return kick(t, chan_dma(tl, peer), peer, (uint64_t)nblk * fmpl_p2_wire(m, blklen),
+    size_t links = ndesc / FMPL_PEACH2_DESC_TABLE;
+    return kick(t, chan_dma(tl, peer), peer, (uint64_t)nblk * fmpl_peach2_wire(m, blklen),
                 m->dma_start_ns + m->desc_ns * (double)(ndesc + links), 0, 1, NULL, comp);
 }
 
-int fmpl_p2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                   unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+int fmpl_peach2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                       unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 {
-    fmpl_p2_t *t = fmpl_p2_of(tl);
+    fmpl_peach2_t *t = fmpl_peach2_of(tl);
     fmpl_emu_msg_t m;
     int rc = fmpl_emu_tl_stage(t->et, peer, idx, off, rec, len, &m);
     if (rc != FMPL_SUCCESS)
         return rc;
     const p2_model_t *md = &t->m;
-    uint64_t wire = fmpl_p2_wire(md, len);
+    uint64_t wire = fmpl_peach2_wire(md, len);
     if (!(flags & FMPL_TL_NOTIFY_UNORDERED) && t->dma_dirty[peer]) {
         /* behind the data, on its channel */
         t->dma_dirty[peer] = 0;

@@ -83,18 +83,18 @@ static const fmpl_emu_param_t params[] = {
 
 #define NPARAMS (sizeof params / sizeof params[0])
 
-int fmpl_p2_model_read(p2_model_t *m)
+int fmpl_peach2_model_read(p2_model_t *m)
 {
     memset(m, 0, sizeof *m);
     return fmpl_emu_params_read("FMPL_TCA_", params, NPARAMS, m, &m->on);
 }
 
-void fmpl_p2_model_log(const p2_model_t *m)
+void fmpl_peach2_model_log(const p2_model_t *m)
 {
     fmpl_emu_params_log("peach2", "FMPL_TCA_", params, NPARAMS, m, m->on);
 }
 
-uint64_t fmpl_p2_wire(const p2_model_t *m, uint64_t len)
+uint64_t fmpl_peach2_wire(const p2_model_t *m, uint64_t len)
 {
     uint64_t pay = (uint64_t)m->tlp_payload;
     uint64_t tlps = len ? (len + pay - 1) / pay : 1;

@@ -16,7 +16,7 @@
 #define P2_MAX_XFERS   65536
 #define P2_MAX_ENTRIES 131072
 
-void fmpl_p2_net_close(fmpl_p2_t *t)
+void fmpl_peach2_net_close(fmpl_peach2_t *t)
 {
     if (t->et && t->et->emu)
         fmpl_log_info("peach2: rank %d: %llu PIO stores, %llu DMA requests (%llu register "
@@ -31,13 +31,13 @@ void fmpl_p2_net_close(fmpl_p2_t *t)
     t->dma_dirty = NULL;
 }
 
-int fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, int nodes)
+int fmpl_peach2_net_open(fmpl_peach2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, int nodes)
 {
     t->et = et;
     t->base = base;
-    int rc = fmpl_p2_model_read(&t->m);
+    int rc = fmpl_peach2_model_read(&t->m);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_p2_ring_init(&t->ring, nodes);
+        rc = fmpl_peach2_ring_init(&t->ring, nodes);
     if (rc != FMPL_SUCCESS)
         return rc;
     size_t n = (size_t)tl->size;
@@ -46,7 +46,7 @@ int fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, i
     t->dma_dirty = calloc(n, 1);
     if (!t->route || !t->hops || !t->dma_dirty)
         return FMPL_ERR_NOMEM;
-    rc = fmpl_p2_routes(&t->ring, &t->m, tl->rank - base, t->route, t->hops);
+    rc = fmpl_peach2_routes(&t->ring, &t->m, tl->rank - base, t->route, t->hops);
     /* the machine numbers links by global rank: ours are node (base + k)'s */
     for (int d = 0; d < nodes; d++)
         for (int k = 0; k < t->route[d].n; k++)
@@ -54,7 +54,7 @@ int fmpl_p2_net_open(fmpl_p2_t *t, fmpl_tl_t *tl, fmpl_emu_tl_t *et, int base, i
     return rc;
 }
 
-double fmpl_p2_lookahead(const p2_model_t *m)
+double fmpl_peach2_lookahead(const p2_model_t *m)
 {
     /* Nothing a kick brings is seen sooner than the least of: a PIO
      * store into our own memory, a register-mode DMA's completion, a
@@ -67,7 +67,7 @@ double fmpl_p2_lookahead(const p2_model_t *m)
     return la + m->board_ns;
 }
 
-void fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c)
+void fmpl_peach2_costs(const p2_model_t *m, fmpl_emu_costs_t *c)
 {
     *c = (fmpl_emu_costs_t){ .call_ns = m->call_ns, .recv_done_ns = m->recv_done_ns,
                              .copy_mbps = m->copy_mbps, .op_mbps = m->op_mbps };
@@ -75,10 +75,10 @@ void fmpl_p2_costs(const p2_model_t *m, fmpl_emu_costs_t *c)
 
 static void p2_close(fmpl_tl_t *tl)
 {
-    fmpl_p2_t *t = fmpl_p2_of(tl);
+    fmpl_peach2_t *t = fmpl_peach2_of(tl);
     if (!t)
         return;
-    fmpl_p2_net_close(t);
+    fmpl_peach2_net_close(t);
     fmpl_emu_tl_close(&t->own);
     free(t);
     tl->priv = NULL;
@@ -86,24 +86,24 @@ static void p2_close(fmpl_tl_t *tl)
 
 static int p2_open(fmpl_tl_t *tl)
 {
-    if (tl->size > FMPL_P2_MAX_NODES) {
+    if (tl->size > FMPL_PEACH2_MAX_NODES) {
         fmpl_log_err("peach2: %d ranks, but a PEACH2 sub-cluster joins at most %d nodes: "
                      "use FMPL_TRANSPORT=tca (PEACH2 inside sub-clusters, InfiniBand "
-                     "between them)", tl->size, FMPL_P2_MAX_NODES);
+                     "between them)", tl->size, FMPL_PEACH2_MAX_NODES);
         return FMPL_ERR_ARG;
     }
-    fmpl_p2_t *t = calloc(1, sizeof *t);
+    fmpl_peach2_t *t = calloc(1, sizeof *t);
     if (!t)
         return FMPL_ERR_NOMEM;
     tl->priv = t;
     fmpl_emu_tl_t *et = &t->own;
     et->tl = tl;
     et->areas = (fmpl_emu_areas_t){ .name = "peach2", .what = "registered region",
-                                    .max = FMPL_P2_MAX_AREAS,
-                                    .nstatic = FMPL_P2_STATIC_AREAS,
-                                    .win_base = FMPL_P2_WIN_BASE,
-                                    .win_slice = 1ull << FMPL_P2_SLICE_BITS };
-    int rc = fmpl_p2_net_open(t, tl, et, 0, tl->size);
+                                    .max = FMPL_PEACH2_MAX_AREAS,
+                                    .nstatic = FMPL_PEACH2_STATIC_AREAS,
+                                    .win_base = FMPL_PEACH2_WIN_BASE,
+                                    .win_slice = 1ull << FMPL_PEACH2_SLICE_BITS };
+    int rc = fmpl_peach2_net_open(t, tl, et, 0, tl->size);
     fmpl_emu_time_t *ps = calloc((size_t)t->ring.nlinks, sizeof *ps);
     if (rc == FMPL_SUCCESS && !ps)
         rc = FMPL_ERR_NOMEM;
@@ -117,9 +117,9 @@ static int p2_open(fmpl_tl_t *tl)
     tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
     tl->max_inline = FMPL_EMU_HALF;
     const p2_model_t *m = &t->m;
-    fmpl_p2_costs(m, &et->cost);
-    fmpl_p2_link_ps(&t->ring, m, ps);
-    double la = fmpl_p2_lookahead(m);
+    fmpl_peach2_costs(m, &et->cost);
+    fmpl_peach2_link_ps(&t->ring, m, ps);
+    double la = fmpl_peach2_lookahead(m);
     if (m->on && la <= 0) {
         fmpl_log_err("peach2: with the timing model on, BOARD_NS plus the least of PIO_NS + "
                      "MEM_NS, REG_START_NS + POLL_NS and DMA_START_NS + DESC_NS + POLL_NS "
@@ -128,7 +128,7 @@ static int p2_open(fmpl_tl_t *tl)
     }
     uint64_t sig = fmpl_emu_digest(fmpl_emu_digest(0, m, sizeof *m), &t->ring, sizeof t->ring);
     fmpl_emu_config_t cfg = {
-        .name = "peach2", .model = m->on, .nchan = tl->size * FMPL_P2_CHANS_PER_NODE,
+        .name = "peach2", .model = m->on, .nchan = tl->size * FMPL_PEACH2_CHANS_PER_NODE,
         .nlinks = t->ring.nlinks, .link_ps_per_byte = ps,
         .packet = (uint32_t)(m->tlp_payload + m->tlp_overhead),
         .lookahead = fmpl_emu_ps(la), .cpu_scale = m->cpu_scale,
@@ -148,10 +148,10 @@ static int p2_open(fmpl_tl_t *tl)
         far = t->hops[r] > far ? t->hops[r] : far;
     fmpl_log_info("peach2: %d nodes, two rings of %d; rank %d at position %d of ring %d, "
                   "window slice 0x%llx, peers at most %d hops away", tl->size, t->ring.R,
-                  tl->rank, fmpl_p2_pos_of(&t->ring, tl->rank),
-                  fmpl_p2_ring_of(&t->ring, tl->rank),
-                  (unsigned long long)fmpl_p2_slice(tl->rank), far);
-    fmpl_p2_model_log(m);
+                  tl->rank, fmpl_peach2_pos_of(&t->ring, tl->rank),
+                  fmpl_peach2_ring_of(&t->ring, tl->rank),
+                  (unsigned long long)fmpl_peach2_slice(tl->rank), far);
+    fmpl_peach2_model_log(m);
     return FMPL_SUCCESS;
 }
 
@@ -164,12 +164,12 @@ const fmpl_tl_ops_t fmpl_peach2_ops = {
     .mem_dereg = fmpl_emu_tl_mem_dereg,
     .mem_alloc = fmpl_emu_tl_mem_alloc,
     .mem_free = fmpl_emu_tl_mem_free,
-    .put = fmpl_p2_put,
-    .put_strided = fmpl_p2_put_strided,
-    .put_iov = fmpl_p2_put_iov,
+    .put = fmpl_peach2_put,
+    .put_strided = fmpl_peach2_put_strided,
+    .put_iov = fmpl_peach2_put_iov,
     .get = fmpl_tl_unsupported_get,
     .mbox_in = fmpl_emu_tl_mbox_in,
-    .notify = fmpl_p2_notify,
+    .notify = fmpl_peach2_notify,
     .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_tl_unsupported_cas,
     .progress = fmpl_emu_tl_progress,

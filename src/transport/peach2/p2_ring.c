@@ -10,7 +10,7 @@
  * 1 a node short).
  *
  * Routing registers.  Node n owns the window slice [slice(n), slice(n+1)):
- * the address's bits above FMPL_P2_SLICE_BITS name it.  Each board has,
+ * the address's bits above FMPL_PEACH2_SLICE_BITS name it.  Each board has,
  * for its host port and for each of E, W and S, up to P2_RANGES (base,
  * limit) pairs compared with the address under a mask, as PEACH2's port
  * registers are; they are programmed at open from one rule: towards a
@@ -20,7 +20,7 @@
  * 8 nodes are at most 3 hops apart and 16 at most 5.
  *
  * Routes are found the way the hardware finds them: by walking the
- * boards' registers from the source (fmpl_p2_walk), once per destination
+ * boards' registers from the source (fmpl_peach2_walk), once per destination
  * at open.
  */
 #include <stdio.h>
@@ -30,7 +30,7 @@
 #include "base/log.h"
 #include "transport/peach2/p2.h"
 
-#define SLICE_MASK (~((1ull << FMPL_P2_SLICE_BITS) - 1))
+#define SLICE_MASK (~((1ull << FMPL_PEACH2_SLICE_BITS) - 1))
 
 static int ring_len(const p2_ring_t *r, int ring) { return ring == 0 ? r->R : r->S - r->R; }
 static int node_at(const p2_ring_t *r, int ring, int pos) { return ring * r->R + pos; }
@@ -41,8 +41,8 @@ static int rule(const p2_ring_t *r, int b, int d)
 {
     if (b == d)
         return P2_DOWN;
-    int rb = fmpl_p2_ring_of(r, b), pb = fmpl_p2_pos_of(r, b);
-    int rd = fmpl_p2_ring_of(r, d), pd = fmpl_p2_pos_of(r, d);
+    int rb = fmpl_peach2_ring_of(r, b), pb = fmpl_peach2_pos_of(r, b);
+    int rd = fmpl_peach2_ring_of(r, d), pd = fmpl_peach2_pos_of(r, d);
     int other = 1 - rb;
     int target = pd;               /* the position to reach on our ring */
     if (rd != rb) {
@@ -59,7 +59,7 @@ static int add_range(p2_board_t *bd, int port, uint64_t base, uint64_t limit)
 {
     int k = bd->nrange[port];
     /* limits are masked addresses: the next slice's follows at + slice */
-    if (k > 0 && bd->port[port][k - 1].limit + (1ull << FMPL_P2_SLICE_BITS) == base) {
+    if (k > 0 && bd->port[port][k - 1].limit + (1ull << FMPL_PEACH2_SLICE_BITS) == base) {
         bd->port[port][k - 1].limit = limit;           /* extends the last one */
         return 0;
     }
@@ -70,17 +70,17 @@ static int add_range(p2_board_t *bd, int port, uint64_t base, uint64_t limit)
     return 0;
 }
 
-int fmpl_p2_ring_init(p2_ring_t *r, int nodes)
+int fmpl_peach2_ring_init(p2_ring_t *r, int nodes)
 {
     memset(r, 0, sizeof *r);
-    if (nodes < 1 || nodes > FMPL_P2_MAX_NODES)
+    if (nodes < 1 || nodes > FMPL_PEACH2_MAX_NODES)
         return FMPL_ERR_ARG;
     r->S = nodes;
     r->R = (nodes + 1) / 2;
     r->nlinks = P2_LINKS_PER_NODE * nodes;
     for (int b = 0; b < nodes; b++) {
         p2_board_t *bd = &r->board[b];
-        int rb = fmpl_p2_ring_of(r, b), pb = fmpl_p2_pos_of(r, b), n = ring_len(r, rb);
+        int rb = fmpl_peach2_ring_of(r, b), pb = fmpl_peach2_pos_of(r, b), n = ring_len(r, rb);
         for (int p = 0; p < P2_LINKS_PER_NODE; p++)
             bd->peer[p] = -1;
         if (n > 1) {
@@ -90,12 +90,13 @@ int fmpl_p2_ring_init(p2_ring_t *r, int nodes)
         if (pb < ring_len(r, 1 - rb))
             bd->peer[P2_S] = node_at(r, 1 - rb, pb);
         bd->mask = SLICE_MASK;
-        bd->host = (p2_range_t){ fmpl_p2_slice(b), fmpl_p2_slice(b) };
+        bd->host = (p2_range_t){ fmpl_peach2_slice(b), fmpl_peach2_slice(b) };
         for (int d = 0; d < nodes; d++) {
             int port = rule(r, b, d);
             if (port == P2_DOWN)
                 continue;
-            if (bd->peer[port] < 0 || add_range(bd, port, fmpl_p2_slice(d), fmpl_p2_slice(d))) {
+            if (bd->peer[port] < 0 ||
+                add_range(bd, port, fmpl_peach2_slice(d), fmpl_peach2_slice(d))) {
                 fmpl_log_err("peach2: cannot program board %d's registers for node %d", b, d);
                 return FMPL_ERR_INTERNAL;
             }
@@ -104,11 +105,11 @@ int fmpl_p2_ring_init(p2_ring_t *r, int nodes)
     return FMPL_SUCCESS;
 }
 
-int fmpl_p2_node_of(const p2_ring_t *r, uint64_t addr)
+int fmpl_peach2_node_of(const p2_ring_t *r, uint64_t addr)
 {
-    if (addr < FMPL_P2_WIN_BASE)
+    if (addr < FMPL_PEACH2_WIN_BASE)
         return -1;
-    uint64_t n = (addr - FMPL_P2_WIN_BASE) >> FMPL_P2_SLICE_BITS;
+    uint64_t n = (addr - FMPL_PEACH2_WIN_BASE) >> FMPL_PEACH2_SLICE_BITS;
     return n < (uint64_t)r->S ? (int)n : -1;
 }
 
@@ -128,7 +129,7 @@ static int match(const p2_board_t *bd, uint64_t addr)
 
 static int link_of(int node, int port) { return node * P2_LINKS_PER_NODE + port; }
 
-int fmpl_p2_walk(const p2_ring_t *r, int src, uint64_t addr, fmpl_emu_path_t *p, int *hops)
+int fmpl_peach2_walk(const p2_ring_t *r, int src, uint64_t addr, fmpl_emu_path_t *p, int *hops)
 {
     int b = src, h = 0;
     if (p) {
@@ -164,13 +165,13 @@ int fmpl_p2_walk(const p2_ring_t *r, int src, uint64_t addr, fmpl_emu_path_t *p,
     return -1;
 }
 
-int fmpl_p2_routes(const p2_ring_t *r, const p2_model_t *m, int src, fmpl_emu_path_t *paths,
-                   int *hops)
+int fmpl_peach2_routes(const p2_ring_t *r, const p2_model_t *m, int src, fmpl_emu_path_t *paths,
+                       int *hops)
 {
     fmpl_emu_time_t board = fmpl_emu_ps(m->board_ns), hop = fmpl_emu_ps(m->hop_ns);
     for (int d = 0; d < r->S; d++) {
         fmpl_emu_path_t *p = &paths[d];
-        int got = fmpl_p2_walk(r, src, fmpl_p2_slice(d), p, &hops[d]);
+        int got = fmpl_peach2_walk(r, src, fmpl_peach2_slice(d), p, &hops[d]);
         if (got != d) {
             if (got >= 0)
                 fmpl_log_err("peach2: node %d's writes for node %d reach node %d", src, d, got);
@@ -184,7 +185,7 @@ int fmpl_p2_routes(const p2_ring_t *r, const p2_model_t *m, int src, fmpl_emu_pa
     return FMPL_SUCCESS;
 }
 
-void fmpl_p2_link_ps(const p2_ring_t *r, const p2_model_t *m, fmpl_emu_time_t *ps)
+void fmpl_peach2_link_ps(const p2_ring_t *r, const p2_model_t *m, fmpl_emu_time_t *ps)
 {
     for (int l = 0; l < r->nlinks; l++)
         ps[l] = (fmpl_emu_time_t)(1e6 / m->link_mbps + 0.5);

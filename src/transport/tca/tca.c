@@ -62,7 +62,7 @@ static const char *const policy_name[] = { "hybrid", "peach2", "ib", NULL };
 typedef struct tca {
     fmpl_route_t core;             /* first: part[NEAR] PEACH2, part[FAR] InfiniBand */
     fmpl_emu_tl_t et;              /* the machine both networks are part of */
-    fmpl_p2_t p2;
+    fmpl_peach2_t p2;
     fmpl_ib_t ib;
     int S, policy;
     double switch_bytes;
@@ -130,8 +130,8 @@ static int read_settings(tca_t *t)
 {
     char what[160];
     long v;
-    snprintf(what, sizeof what, "nodes a PEACH2 sub-cluster joins, 1 to %d", FMPL_P2_MAX_NODES);
-    int rc = fmpl_env_long("FMPL_TCA_SUBCLUSTER", FMPL_P2_MAX_NODES, 1, FMPL_P2_MAX_NODES,
+    snprintf(what, sizeof what, "nodes a PEACH2 sub-cluster joins, 1 to %d", FMPL_PEACH2_MAX_NODES);
+    int rc = fmpl_env_long("FMPL_TCA_SUBCLUSTER", FMPL_PEACH2_MAX_NODES, 1, FMPL_PEACH2_MAX_NODES,
                            what, &v);
     t->S = (int)v;
     int policy = POLICY_HYBRID;
@@ -158,7 +158,7 @@ static int read_settings(tca_t *t)
 static int hops_from_models(const p2_model_t *p, const ib_model_t *ib)
 {
     double ib_ns = ib->post_ns + ib->hca_ns + ib->switch_ns + ib->mem_ns;
-    for (int h = 1; h <= FMPL_P2_MAX_NODES; h++)
+    for (int h = 1; h <= FMPL_PEACH2_MAX_NODES; h++)
         if (p->store_ns + p->pio_ns + p->board_ns + h * p->hop_ns + p->mem_ns > ib_ns)
             return h;
     return 0;
@@ -169,7 +169,7 @@ static void tca_close(fmpl_tl_t *tl)
     tca_t *t = tca_of(tl);
     if (!t)
         return;
-    fmpl_p2_net_close(&t->p2);
+    fmpl_peach2_net_close(&t->p2);
     fmpl_ib_net_close(&t->ib);
     fmpl_route_core_fini(&t->core, tl->rank);
     fmpl_emu_tl_close(&t->et);
@@ -205,13 +205,13 @@ static int tca_open(fmpl_tl_t *tl)
     fmpl_emu_tl_t *et = &t->et;
     et->tl = tl;
     et->areas = (fmpl_emu_areas_t){ .name = "tca", .what = "registered region",
-                                    .max = FMPL_P2_MAX_AREAS,
-                                    .nstatic = FMPL_P2_STATIC_AREAS,
-                                    .win_base = FMPL_P2_WIN_BASE,
-                                    .win_slice = 1ull << FMPL_P2_SLICE_BITS,
+                                    .max = FMPL_PEACH2_MAX_AREAS,
+                                    .nstatic = FMPL_PEACH2_STATIC_AREAS,
+                                    .win_base = FMPL_PEACH2_WIN_BASE,
+                                    .win_slice = 1ull << FMPL_PEACH2_SLICE_BITS,
                                     .win_nodes = S };
-    int p2_links = tl->size * P2_LINKS_PER_NODE, p2_chans = tl->size * FMPL_P2_CHANS_PER_NODE;
-    rc = fmpl_p2_net_open(&t->p2, tl, et, base, nodes);
+    int p2_links = tl->size * P2_LINKS_PER_NODE, p2_chans = tl->size * FMPL_PEACH2_CHANS_PER_NODE;
+    rc = fmpl_peach2_net_open(&t->p2, tl, et, base, nodes);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans);
     int nlinks = p2_links + tl->size * FMPL_IB_LINKS_PER_NODE;
@@ -229,8 +229,8 @@ static int tca_open(fmpl_tl_t *tl)
     for (int l = 0; l < p2_links; l++)
         ps[l] = (fmpl_emu_time_t)(1e6 / m->link_mbps + 0.5);
     fmpl_ib_link_ps(&t->ib, tl->size, ps);
-    fmpl_p2_costs(m, &et->cost);
-    double la = fmpl_p2_lookahead(m), la_ib = fmpl_ib_lookahead(&t->ib.m);
+    fmpl_peach2_costs(m, &et->cost);
+    double la = fmpl_peach2_lookahead(m), la_ib = fmpl_ib_lookahead(&t->ib.m);
     la = la_ib < la ? la_ib : la;
     if (m->on && la <= 0) {
         fmpl_log_err("tca: with the timing model on, PEACH2's and InfiniBand's least "
@@ -285,7 +285,7 @@ static int tca_open(fmpl_tl_t *tl)
                   S, tl->rank, tl->rank / S, base, base + nodes - 1, t->p2.ring.R,
                   policy_name[t->policy], t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0,
                   t->ib_hops);
-    fmpl_p2_model_log(m);
+    fmpl_peach2_model_log(m);
     fmpl_ib_model_log(&t->ib.m);
     return FMPL_SUCCESS;
 }
