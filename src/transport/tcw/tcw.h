@@ -137,9 +137,10 @@ static inline fmpl_tcw_t *fmpl_tcw_of(fmpl_tl_t *tl) { return (fmpl_tcw_t *)tl->
 /* picoseconds of modeled time for ns of the model */
 static inline fmpl_emu_time_t fmpl_tcw_ps(double ns) { return fmpl_emu_ps(ns); }
 
-/* tcw_nia.c */
-int  fmpl_tcw_tcw_init(fmpl_tcw_t *t);
-void fmpl_tcw_tcw_fini(fmpl_tcw_t *t);
+/* tcw_nia.c; nia_init makes the TCW tables the NIA kicks (the matching
+ * area's words and their staging, the data TCWs), nia_fini frees them */
+int  fmpl_tcw_nia_init(fmpl_tcw_t *t);
+void fmpl_tcw_nia_fini(fmpl_tcw_t *t);
 int  fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                   const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
                   fmpl_tl_comp_t *comp);

@@ -36,7 +36,7 @@ static size_t mbox_slot(const fmpl_tl_t *tl, int peer, int idx, unsigned half)
     return ((size_t)peer * (size_t)tl->nidx + (size_t)idx) * 2 + half;
 }
 
-int fmpl_tcw_tcw_init(fmpl_tcw_t *t)
+int fmpl_tcw_nia_init(fmpl_tcw_t *t)
 {
     fmpl_tl_t *tl = t->et->tl;
     size_t n = (size_t)tl->size * (size_t)tl->nidx * 2;
@@ -50,7 +50,7 @@ int fmpl_tcw_tcw_init(fmpl_tcw_t *t)
     return FMPL_SUCCESS;
 }
 
-void fmpl_tcw_tcw_fini(fmpl_tcw_t *t)
+void fmpl_tcw_nia_fini(fmpl_tcw_t *t)
 {
     size_t n = (size_t)t->et->tl->size * (size_t)t->et->tl->nidx * 2;
     fmpl_seg_zfree(t->mbox_tcw, n * sizeof *t->mbox_tcw);

@@ -21,7 +21,7 @@ static void tcw_close(fmpl_tl_t *tl)
     fmpl_tcw_t *t = fmpl_tcw_of(tl);
     if (!t)
         return;
-    fmpl_tcw_tcw_fini(t);
+    fmpl_tcw_nia_fini(t);
     fmpl_emu_tl_close(t->et);
     free(t->route);
     free(t);
@@ -94,7 +94,7 @@ static int tcw_open(fmpl_tl_t *tl)
     if (rc == FMPL_SUCCESS)
         t->hw = t->et->fabric;
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_tcw_tcw_init(t);
+        rc = fmpl_tcw_nia_init(t);
     if (rc != FMPL_SUCCESS) {
         tcw_close(tl);
         return rc;
