@@ -533,7 +533,7 @@ static void dcfa_close(fmpl_tl_t *tl)
     tl->priv = NULL;
 }
 
-/* ---- the entry points, each under the lock ------------------------------ */
+/* ---- the entry points, each under the lock (locked_OP: OP) ------------- */
 
 #define LOCKED(call)                                                          \
     do {                                                                      \
@@ -544,29 +544,30 @@ static void dcfa_close(fmpl_tl_t *tl)
         return rc_;                                                           \
     } while (0)
 
-static int l_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
+static int locked_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 { LOCKED(fmpl_dcfa_mem_reg(tl, addr, len, key)); }
-static int l_mem_free(fmpl_tl_t *tl, void *p) { LOCKED(fmpl_dcfa_mem_free(tl, p)); }
-static int l_put(fmpl_tl_t *tl, int peer, const void *src, size_t len, const fmpl_tl_key_t *key,
-                 uint64_t roff, unsigned flags, fmpl_tl_comp_t *comp)
+static int locked_mem_free(fmpl_tl_t *tl, void *p) { LOCKED(fmpl_dcfa_mem_free(tl, p)); }
+static int locked_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
+                      const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
+                      fmpl_tl_comp_t *comp)
 {
     (void)flags;                   /* one path for every put */
     LOCKED(fmpl_dcfa_put(tl, peer, src, len, key, roff, comp));
 }
-static int l_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
-                 uint64_t roff)
+static int locked_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_key_t *key,
+                      uint64_t roff)
 { LOCKED(fmpl_dcfa_get(tl, peer, dst, len, key, roff)); }
-static int l_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
-                    unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
+static int locked_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
+                         unsigned len, unsigned flags, fmpl_tl_comp_t *comp)
 { LOCKED(fmpl_dcfa_notify(tl, peer, idx, off, rec, len, flags, comp)); }
-static int l_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
-                      uint64_t expect, uint64_t desired, uint64_t *old)
+static int locked_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoing,
+                           uint64_t expect, uint64_t desired, uint64_t *old)
 {
     LOCKED(fmpl_mmsg_cas(&fmpl_dcfa_of(tl)->box, peer, idx, off, outgoing, expect, desired,
                          old));
 }
 
-static void l_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
+static void locked_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     fmpl_rlock_take(&d->lock);
@@ -574,7 +575,7 @@ static void l_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
     fmpl_rlock_give(&d->lock);
 }
 
-static void *l_mem_alloc(fmpl_tl_t *tl, size_t len)
+static void *locked_mem_alloc(fmpl_tl_t *tl, size_t len)
 {
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     fmpl_rlock_take(&d->lock);
@@ -632,18 +633,18 @@ const fmpl_tl_ops_t fmpl_dcfa_ops = {
     .name = "dcfa",
     .open = dcfa_open,
     .close = dcfa_close,
-    .mem_reg = l_mem_reg,
-    .mem_dereg = l_mem_dereg,
-    .mem_alloc = l_mem_alloc,
-    .mem_free = l_mem_free,
-    .put = l_put,
+    .mem_reg = locked_mem_reg,
+    .mem_dereg = locked_mem_dereg,
+    .mem_alloc = locked_mem_alloc,
+    .mem_free = locked_mem_free,
+    .put = locked_put,
     .put_strided = fmpl_tl_put_strided_by_put,   /* one put a block, each locked */
     .put_iov = fmpl_tl_put_iov_by_put,
-    .get = l_get,
+    .get = locked_get,
     .mbox_in = fmpl_dcfa_mbox_in,
-    .notify = l_notify,
+    .notify = locked_notify,
     .put_notify = fmpl_tl_put_notify_by_parts,
-    .mbox_cas = l_mbox_cas,
+    .mbox_cas = locked_mbox_cas,
     .progress = fmpl_dcfa_progress,
     .peer_ok = dcfa_peer_ok,
     .barrier = fmpl_tl_unsupported_barrier,
