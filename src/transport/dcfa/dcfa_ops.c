@@ -28,6 +28,7 @@
 #include "base/env.h"
 #include "base/log.h"
 #include "transport/dcfa/dcfa.h"
+#include "transport/errmap.h"
 #include "transport/dcfa/dcfa_agent.h"
 
 #define NOPS 4096                  /* send requests in flight at most */
@@ -35,22 +36,7 @@
 
 int fmpl_dcfa_error(fmpl_dcfa_t *d, int err, const char *verb, int peer)
 {
-    if (peer >= 0)
-        fmpl_log_err("dcfa: %s (rank %d): %s", verb, peer, strerror(err));
-    else
-        fmpl_log_err("dcfa: %s: %s", verb, strerror(err));
-    switch (err) {
-    case ENOMEM:
-        return FMPL_ERR_NOMEM;
-    case ENOSYS: case EOPNOTSUPP:
-        return FMPL_ERR_UNSUPPORTED;
-    case ETIMEDOUT: case ECONNRESET: case ECONNREFUSED: case EHOSTUNREACH: case EIO:
-        if (peer >= 0 && d)
-            d->failed_peer = peer;
-        return FMPL_ERR_PEER;
-    default:
-        return FMPL_ERR_SYSTEM;
-    }
+    return fmpl_tl_fail("dcfa", verb, peer, err, strerror(err), d ? &d->failed_peer : NULL);
 }
 
 /* ---- send requests ---------------------------------------------------- */

@@ -27,6 +27,7 @@
 #include "base/boot.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "transport/errmap.h"
 #include "transport/ofi/ofi.h"
 
 /* What a rank publishes in the modex: its endpoints' addresses. */
@@ -36,26 +37,11 @@ typedef struct ofi_card {
     uint8_t addr[FMPL_OFI_NEP][FMPL_OFI_NAME_MAX];
 } ofi_card_t;
 
+/* (libfabric's FI_E* codes are errno values: one mapping, errmap.h) */
 int fmpl_ofi_error(fmpl_ofi_t *o, int fi_rc, const char *what, int peer)
 {
     int e = fi_rc < 0 ? -fi_rc : fi_rc;
-    if (peer >= 0)
-        fmpl_log_err("ofi: %s (rank %d): %s", what, peer, fmpl_fi.strerror(e));
-    else
-        fmpl_log_err("ofi: %s: %s", what, fmpl_fi.strerror(e));
-    switch (e) {
-    case FI_ENOMEM:
-        return FMPL_ERR_NOMEM;
-    case FI_EHOSTUNREACH: case FI_ECONNREFUSED: case FI_ECONNRESET: case FI_ECONNABORTED:
-    case FI_ENOTCONN: case FI_ETIMEDOUT: case FI_EIO:
-        if (peer >= 0 && o)
-            o->failed_peer = peer;
-        return FMPL_ERR_PEER;
-    case FI_ENOSYS: case FI_EOPNOTSUPP:
-        return FMPL_ERR_UNSUPPORTED;
-    default:
-        return FMPL_ERR_SYSTEM;
-    }
+    return fmpl_tl_fail("ofi", what, peer, e, fmpl_fi.strerror(e), o ? &o->failed_peer : NULL);
 }
 
 /* Completions: the context of an operation is its fmpl_tl_comp_t, or
