@@ -79,6 +79,7 @@
 #include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
+#include "transport/regcache.h"
 #include "transport/rlock.h"
 #include "transport/ticker.h"
 #include "transport/transport.h"
@@ -167,23 +168,6 @@ typedef struct fmpl_dcfa_op {
                                       completion completes too */
 } fmpl_dcfa_op_t;
 
-/* A registration: mem_alloc's, a cached one, or one for one use. */
-typedef struct fmpl_dcfa_reg {
-    uintptr_t base;
-    size_t len;
-    struct ibv_mr *mr;
-    unsigned refs;                 /* keys and requests using it */
-    int allocated;                 /* mem_alloc's: ours to free */
-    int cached;                    /* kept at refs 0, its pages watched */
-    int stale;                     /* its memory went while in use: closed at refs 0 */
-    uint64_t used;                 /* when last taken (least recently used out) */
-} fmpl_dcfa_reg_t;
-
-/* What the registration cache did (said under FMPL_VERBOSE at close). */
-typedef struct fmpl_dcfa_rstat {
-    unsigned long hits, misses, invalidated, evicted, uncacheable;
-} fmpl_dcfa_rstat_t;
-
 typedef struct fmpl_dcfa {
     fmpl_tl_t *tl;
     /* direct mode */
@@ -233,12 +217,10 @@ typedef struct fmpl_dcfa {
     int bounce_free[FMPL_DCFA_NBOUNCE], nbounce_free;
     fmpl_dcfa_op_t *ops, *op_free;  /* [nops] */
     int nops;
-    fmpl_dcfa_reg_t *reg;          /* [nreg], [cap] room */
-    int nreg, cap;
-    fmpl_memmon_t *mon;            /* NULL: no cache */
-    size_t cache_max, cache_bytes; /* registered bytes kept at refs 0, at most */
-    uint64_t clock;
-    fmpl_dcfa_rstat_t rstat;
+    /* registrations: mem_alloc's, cached ones (a monitor: rc.mon), ones
+     * for one use; the users of each are its keys and requests */
+    fmpl_rcache_t rc;
+    size_t cache_max;              /* registered bytes kept at refs 0, at most */
     int failed_peer;               /* a peer a completion reported unreachable */
     fmpl_rlock_t lock;             /* entry points; progress only tries it */
     fmpl_ticker_t ticker;
@@ -333,10 +315,12 @@ int  fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key
 void fmpl_dcfa_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
 void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p);
-/* A registration covering [addr, addr + len) for the caller's use: its
- * index, with a reference the caller drops with fmpl_dcfa_reg_put. */
-int  fmpl_dcfa_reg_take(fmpl_dcfa_t *d, void *addr, size_t len, int *idx);
-void fmpl_dcfa_reg_put(fmpl_dcfa_t *d, int idx);
+/* Registration idx of d->rc (fmpl_rcache_take's, for the caller's use
+ * until its fmpl_rcache_put). */
+static inline struct ibv_mr *fmpl_dcfa_mr_of(const fmpl_dcfa_t *d, int idx)
+{
+    return fmpl_rcache_get(&d->rc, idx)->mr;
+}
 /* A bounce slot (-1: none free) */
 int  fmpl_dcfa_bounce_get(fmpl_dcfa_t *d);
 void fmpl_dcfa_bounce_put(fmpl_dcfa_t *d, int slot);

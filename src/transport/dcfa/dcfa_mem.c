@@ -21,8 +21,11 @@
  * FMPL_DCFA_RCACHE_MB (default 256) bounds the bytes kept registered with
  * no user, least recently used out first; 0 turns the cache off, and so
  * does a system without userfaultfd (said under FMPL_VERBOSE) or memory
- * the monitor cannot watch (a file mapping): then each use registers and
- * deregisters.  fmpl_alloc_mem memory is registered once, until freed.
+ * the monitor cannot watch (a file mapping): then a use registers and
+ * its last user deregisters.  fmpl_alloc_mem memory is registered once,
+ * until freed.  The table and its policies are the transports'
+ * registration cache (transport/regcache.h); here is what verbs does for
+ * it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,6 +38,32 @@
 
 #define ACCESS_ALL (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
 #define CACHE_ENTRIES 1024         /* cached registrations at most */
+
+/* ---- what verbs does for the registration cache (transport/regcache.h) -- */
+
+static int dcfa_reg(void *ctx, void *addr, size_t len, void **mr, uint64_t *key)
+{
+    struct ibv_mr *m = fmpl_dcfa_reg_mr(ctx, addr, len, ACCESS_ALL);
+    if (!m)
+        return errno ? errno : EINVAL;   /* (never 0: that is success here) */
+    *mr = m;
+    *key = m->rkey;
+    return 0;
+}
+
+static void dcfa_dereg(void *ctx, void *mr)
+{
+    fmpl_dcfa_dereg_mr(ctx, mr);
+}
+
+static int dcfa_fail(void *ctx, int err, int alloc)
+{
+    return fmpl_dcfa_error(ctx, err, alloc ? "ibv_reg_mr (fmpl_alloc_mem)" : "ibv_reg_mr", -1);
+}
+
+static const fmpl_rcache_ops_t dcfa_rcache_ops = {
+    .reg = dcfa_reg, .dereg = dcfa_dereg, .fail = dcfa_fail,
+};
 
 int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
 {
@@ -55,33 +84,31 @@ int fmpl_dcfa_mem_open(fmpl_dcfa_t *d)
     for (int i = 0; i < FMPL_DCFA_NBOUNCE; i++)
         d->bounce_free[i] = FMPL_DCFA_NBOUNCE - 1 - i;
     d->nbounce_free = FMPL_DCFA_NBOUNCE;
+    fmpl_memmon_t *mon = NULL;
     if (d->cache_max) {
         const char *why = NULL;
-        d->mon = fmpl_memmon_open(&why);
-        if (!d->mon)
+        mon = fmpl_memmon_open(&why);
+        if (!mon)
             fmpl_log_info("dcfa: no registration cache: %s", why);
     }
+    /* kept, with whole pages watched, only with a monitor */
+    d->rc = (fmpl_rcache_t){ .ops = &dcfa_rcache_ops, .ctx = d, .keep_idle = mon != NULL,
+                             .round = mon ? (size_t)sysconf(_SC_PAGESIZE) : 0,
+                             .max_idle_bytes = d->cache_max, .max_kept = CACHE_ENTRIES,
+                             .mon = mon };
     return FMPL_SUCCESS;
 }
 
 void fmpl_dcfa_mem_close(fmpl_dcfa_t *d)
 {
-    if (d->mon || d->rstat.uncacheable)
+    const fmpl_rcache_stat_t *st = &d->rc.stat;
+    if (d->rc.mon || st->uncacheable)
         fmpl_log_info("dcfa: registration cache: %lu hits, %lu misses, %lu invalidated "
                       "(memory freed or moved), %lu evicted, %lu uncacheable",
-                      d->rstat.hits, d->rstat.misses, d->rstat.invalidated, d->rstat.evicted,
-                      d->rstat.uncacheable);
-    for (int i = 0; i < d->nreg; i++) {
-        if (d->reg[i].mr)
-            fmpl_dcfa_dereg_mr(d, d->reg[i].mr);
-        if (d->reg[i].allocated)
-            free((void *)d->reg[i].base);
-    }
-    fmpl_memmon_close(d->mon);
-    d->mon = NULL;
-    free(d->reg);
-    d->reg = NULL;
-    d->nreg = d->cap = 0;
+                      st->hits, st->misses, st->invalidated, st->evicted, st->uncacheable);
+    fmpl_rcache_close(&d->rc);
+    fmpl_memmon_close(d->rc.mon);
+    d->rc.mon = NULL;
     if (d->rx_mr)
         fmpl_dcfa_dereg_mr(d, d->rx_mr);
     if (d->bounce_mr)
@@ -100,200 +127,24 @@ void fmpl_dcfa_bounce_put(fmpl_dcfa_t *d, int slot)
     d->bounce_free[d->nbounce_free++] = slot;
 }
 
-/* ---- the table ---------------------------------------------------------- */
-
-/* A registration usable for [a, a + len) - fmpl_alloc_mem's first -, or -1. */
-static int covering(const fmpl_dcfa_t *d, uintptr_t a, size_t len)
-{
-    int found = -1;
-    for (int i = 0; i < d->nreg; i++) {
-        const fmpl_dcfa_reg_t *r = &d->reg[i];
-        if (!r->mr || r->stale || !(r->allocated || r->cached) || a < r->base ||
-            a + len > r->base + r->len)
-            continue;
-        if (r->allocated)
-            return i;
-        found = i;
-    }
-    return found;
-}
-
-/* A free entry of the table (its index), or -1 without memory. */
-static int slot(fmpl_dcfa_t *d)
-{
-    for (int i = 0; i < d->nreg; i++)
-        if (!d->reg[i].mr)
-            return i;
-    if (d->nreg == d->cap) {
-        int cap = d->cap ? 2 * d->cap : 64;
-        fmpl_dcfa_reg_t *r = realloc(d->reg, (size_t)cap * sizeof *r);
-        if (!r)
-            return -1;
-        d->reg = r;
-        d->cap = cap;
-    }
-    d->reg[d->nreg] = (fmpl_dcfa_reg_t){ 0 };
-    return d->nreg++;
-}
-
-/* Close registration i and free its entry; a cached one's pages are no
- * longer watched unless another cached registration covers some of them
- * (left watched then: a watch costs nothing until its pages go). */
-static void drop(fmpl_dcfa_t *d, int i)
-{
-    fmpl_dcfa_reg_t *r = &d->reg[i];
-    if (r->cached) {
-        int shared = 0;
-        for (int j = 0; j < d->nreg && !shared; j++)
-            shared = j != i && d->reg[j].mr && d->reg[j].cached &&
-                     d->reg[j].base < r->base + r->len && r->base < d->reg[j].base + d->reg[j].len;
-        if (!shared)
-            fmpl_memmon_unwatch(d->mon, r->base, r->len);
-        if (!r->stale && r->refs == 0)
-            d->cache_bytes -= r->len;      /* it was counted as kept */
-    }
-    fmpl_dcfa_dereg_mr(d, r->mr);
-    *r = (fmpl_dcfa_reg_t){ 0 };
-}
-
-/* Its memory went: close it now, or when its last user is done. */
-static void invalidate(fmpl_dcfa_t *d, int i)
-{
-    fmpl_dcfa_reg_t *r = &d->reg[i];
-    d->rstat.invalidated++;
-    if (r->refs == 0) {
-        drop(d, i);
-    } else {
-        r->stale = 1;
-    }
-}
-
-/* Take in what the monitor saw go since last time. */
-static void take_news(fmpl_dcfa_t *d)
-{
-    if (!d->mon)
-        return;
-    fmpl_memmon_range_t g[64];
-    int n;
-    while ((n = fmpl_memmon_gone(d->mon, g, 64)) != 0)
-        for (int i = 0; i < d->nreg; i++) {
-            fmpl_dcfa_reg_t *r = &d->reg[i];
-            if (!r->mr || !r->cached || r->stale)
-                continue;
-            int hit = n < 0;
-            for (int k = 0; k < n && !hit; k++)
-                hit = g[k].start < r->base + r->len && r->base < g[k].end;
-            if (hit)
-                invalidate(d, i);
-        }
-}
-
-/* Close cached registrations nobody uses, least recently used first,
- * until those left fit in `keep` bytes and the entry bound. */
-static void evict(fmpl_dcfa_t *d, size_t keep)
-{
-    for (;;) {
-        int lru = -1, ncached = 0;
-        for (int i = 0; i < d->nreg; i++) {
-            const fmpl_dcfa_reg_t *r = &d->reg[i];
-            if (!r->mr || !r->cached)
-                continue;
-            ncached++;
-            if (r->refs == 0 && (lru < 0 || r->used < d->reg[lru].used))
-                lru = i;
-        }
-        if (lru < 0 || (d->cache_bytes <= keep && ncached <= CACHE_ENTRIES))
-            return;
-        d->rstat.evicted++;
-        drop(d, lru);
-    }
-}
-
-int fmpl_dcfa_reg_take(fmpl_dcfa_t *d, void *addr, size_t len, int *idx)
-{
-    uintptr_t a = (uintptr_t)addr;
-    if (len == 0)
-        len = 1;
-    take_news(d);
-    int i = covering(d, a, len);
-    if (i >= 0) {
-        fmpl_dcfa_reg_t *r = &d->reg[i];
-        if (r->cached) {
-            d->rstat.hits++;
-            if (r->refs == 0)
-                d->cache_bytes -= r->len;
-            r->used = ++d->clock;
-        }
-        r->refs++;
-        *idx = i;
-        return FMPL_SUCCESS;
-    }
-    i = slot(d);
-    if (i < 0)
-        return FMPL_ERR_NOMEM;
-    fmpl_dcfa_reg_t *r = &d->reg[i];
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t base = a, end = a + len;
-    if (d->mon) {
-        d->rstat.misses++;
-        base = a & ~(page - 1);
-        end = (a + len + page - 1) & ~(page - 1);
-    }
-    struct ibv_mr *mr = fmpl_dcfa_reg_mr(d, (void *)base, end - base, ACCESS_ALL);
-    if (!mr && (errno == ENOMEM || errno == EAGAIN) && d->mon) {
-        /* over the locked-memory limit, maybe through our cache */
-        evict(d, 0);
-        mr = fmpl_dcfa_reg_mr(d, (void *)base, end - base, ACCESS_ALL);
-    }
-    if (!mr)
-        return fmpl_dcfa_error(d, errno, "ibv_reg_mr", -1);
-    *r = (fmpl_dcfa_reg_t){ .base = base, .len = end - base, .mr = mr, .refs = 1 };
-    if (d->mon) {
-        /* watched only once registered: pinning faults its pages in */
-        if (fmpl_memmon_watch(d->mon, base, end - base) == 0) {
-            r->cached = 1;
-            r->used = ++d->clock;
-        } else {
-            d->rstat.uncacheable++;
-        }
-    }
-    *idx = i;
-    return FMPL_SUCCESS;
-}
-
-void fmpl_dcfa_reg_put(fmpl_dcfa_t *d, int idx)
-{
-    if (idx < 0 || idx >= d->nreg)
-        return;
-    fmpl_dcfa_reg_t *r = &d->reg[idx];
-    if (!r->mr || r->refs == 0 || --r->refs != 0 || r->allocated)
-        return;
-    if (!r->cached || r->stale) {
-        drop(d, idx);
-        return;
-    }
-    d->cache_bytes += r->len;
-    evict(d, d->cache_max);
-}
-
 /* ---- the ops ------------------------------------------------------------ */
 
 int fmpl_dcfa_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 {
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     int i;
-    int rc = fmpl_dcfa_reg_take(d, addr, len, &i);
+    int rc = fmpl_rcache_take(&d->rc, addr, len, &i);
     if (rc != FMPL_SUCCESS)
         return rc;
     key->addr = (uint64_t)(uintptr_t)addr;
-    key->kind = d->reg[i].mr->rkey;
+    key->kind = fmpl_dcfa_mr_of(d, i)->rkey;
     key->id = (uint32_t)i;
     return FMPL_SUCCESS;
 }
 
 void fmpl_dcfa_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {
-    fmpl_dcfa_reg_put(fmpl_dcfa_of(tl), key->id > (uint32_t)INT32_MAX ? -1 : (int)key->id);
+    fmpl_rcache_put(&fmpl_dcfa_of(tl)->rc, key->id > (uint32_t)INT32_MAX ? -1 : (int)key->id);
 }
 
 void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len)
@@ -302,28 +153,14 @@ void *fmpl_dcfa_mem_alloc(fmpl_tl_t *tl, size_t len)
     void *p = NULL;
     if (posix_memalign(&p, 4096, len ? len : 1) != 0)
         return NULL;
-    int i = slot(d);
-    struct ibv_mr *mr = i < 0 ? NULL : fmpl_dcfa_reg_mr(d, p, len ? len : 1, ACCESS_ALL);
-    if (!mr) {
-        if (i >= 0)
-            fmpl_dcfa_error(d, errno, "ibv_reg_mr (fmpl_alloc_mem)", -1);
+    if (fmpl_rcache_add(&d->rc, p, len ? len : 1) != FMPL_SUCCESS) {
         free(p);
         return NULL;
     }
-    d->reg[i] = (fmpl_dcfa_reg_t){ .base = (uintptr_t)p, .len = len ? len : 1, .mr = mr,
-                                   .allocated = 1 };
     return p;
 }
 
 int fmpl_dcfa_mem_free(fmpl_tl_t *tl, void *p)
 {
-    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
-    for (int i = 0; i < d->nreg; i++)
-        if (d->reg[i].mr && d->reg[i].allocated && d->reg[i].base == (uintptr_t)p) {
-            fmpl_dcfa_dereg_mr(d, d->reg[i].mr);
-            free(p);
-            d->reg[i] = (fmpl_dcfa_reg_t){ 0 };
-            return FMPL_SUCCESS;
-        }
-    return FMPL_ERR_ARG;
+    return fmpl_rcache_free(&fmpl_dcfa_of(tl)->rc, p);
 }

@@ -68,7 +68,7 @@ fmpl_dcfa_op_t *fmpl_dcfa_op_get(fmpl_dcfa_t *d, int peer)
 void fmpl_dcfa_op_put(fmpl_dcfa_t *d, fmpl_dcfa_op_t *op)
 {
     if (op->reg >= 0)
-        fmpl_dcfa_reg_put(d, op->reg);
+        fmpl_rcache_put(&d->rc, op->reg);
     if (op->bounce >= 0)
         fmpl_dcfa_bounce_put(d, op->bounce);
     if (op->comp)
@@ -507,7 +507,7 @@ static void dcfa_close(fmpl_tl_t *tl)
                       (FMPL_DCFA_NRECV * d->rx_len +
                        (size_t)FMPL_DCFA_NBOUNCE * FMPL_DCFA_BOUNCE +
                        (size_t)(FMPL_DCFA_UD_NRX + FMPL_DCFA_UD_NTX) * FMPL_DCFA_UD_BUF) >> 10,
-                      d->cache_bytes >> 10, queues);
+                      d->rc.idle_bytes >> 10, queues);
     }
     fmpl_dcfa_conn_close(d);
     fmpl_dcfa_mem_close(d);

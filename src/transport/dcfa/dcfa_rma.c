@@ -48,12 +48,12 @@ static int write_one(fmpl_dcfa_t *d, int peer, const uint8_t *src, size_t len, u
         sge.addr = (uintptr_t)b;
         sge.lkey = d->bounce_mr->lkey;
     } else {
-        int rc = fmpl_dcfa_reg_take(d, (void *)(uintptr_t)src, len, &op->reg);
+        int rc = fmpl_rcache_take(&d->rc, (void *)(uintptr_t)src, len, &op->reg);
         if (rc != FMPL_SUCCESS) {
             fmpl_dcfa_op_put(d, op);
             return rc;
         }
-        sge.lkey = d->reg[op->reg].mr->lkey;
+        sge.lkey = fmpl_dcfa_mr_of(d, op->reg)->lkey;
         op->comp = comp;
     }
     return fmpl_dcfa_post(d, peer, &wr, op);
@@ -98,10 +98,10 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
         return FMPL_SUCCESS;
     }
     int reg;
-    int rc = fmpl_dcfa_reg_take(d, dst, len, &reg);
+    int rc = fmpl_rcache_take(&d->rc, dst, len, &reg);
     if (rc != FMPL_SUCCESS)
         return rc;
-    uint32_t lkey = d->reg[reg].mr->lkey;
+    uint32_t lkey = fmpl_dcfa_mr_of(d, reg)->lkey;
     fmpl_tl_comp_t c = { 0, FMPL_SUCCESS };
     uint8_t *p = dst;
     uint64_t raddr = key->addr + roff;
@@ -138,7 +138,7 @@ int fmpl_dcfa_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_
             }
         return rc != FMPL_SUCCESS ? rc : wrc;
     }
-    fmpl_dcfa_reg_put(d, reg);
+    fmpl_rcache_put(&d->rc, reg);
     if (rc != FMPL_SUCCESS)
         return rc;
     return wrc != FMPL_SUCCESS ? wrc : c.status;

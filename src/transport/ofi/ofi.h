@@ -59,6 +59,7 @@
 
 #include "transport/mbox_msg.h"
 #include "transport/ticker.h"
+#include "transport/regcache.h"
 #include "transport/transport.h"
 #include "transport/wait.h"
 
@@ -85,17 +86,6 @@ typedef struct fmpl_ofi_chan {
     unsigned long posted, applied;
 } fmpl_ofi_chan_t;
 
-/* A registration of [base, base + len) (ofi_mem.c). */
-typedef struct fmpl_ofi_reg {
-    uintptr_t base;
-    size_t len;
-    struct fid_mr *mr;
-    uint64_t key;
-    unsigned long used;            /* last use, for eviction */
-    unsigned refs;                 /* keys handed out and not yet deregistered */
-    int allocated;                 /* from mem_alloc: ours to free, never evicted */
-} fmpl_ofi_reg_t;
-
 typedef struct fmpl_ofi {
     fmpl_tl_t *tl;
     struct fi_info *info;
@@ -109,10 +99,7 @@ typedef struct fmpl_ofi {
     int prov_key;                  /* FI_MR_PROV_KEY: the provider picks keys */
     uint64_t next_key;             /* else ours, unique in the domain */
     size_t max_msg;                /* largest single transfer */
-    fmpl_ofi_reg_t *reg;           /* [nreg] registrations, [cap] room */
-    int nreg, cap;
-    int cache_idle;                /* keep unused registrations (see ofi_mem.c) */
-    unsigned long clock;
+    fmpl_rcache_t rc;              /* registrations (ofi_mem.c) */
     int failed_peer;               /* a peer the provider reported unreachable */
     /* senders: with FI_SOURCE the provider says where each message came
      * from, and a message is applied only to its sender's own lines (a
@@ -185,14 +172,13 @@ int  fmpl_ofi_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgo
 /* ofi_mem.c */
 int  fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key);
 void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key);
-/* decide o->cache_idle: `by_address`, the provider reaches registered
- * memory through its virtual address at each transfer; `setting`,
- * FMPL_OFI_MR_CACHE's 0 or 1, or -1 when unset */
+/* set up the registration cache; whether it keeps unused registrations:
+ * `by_address`, the provider reaches registered memory through its
+ * virtual address at each transfer; `setting`, FMPL_OFI_MR_CACHE's 0 or
+ * 1, or -1 when unset */
 void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting);
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len);
 int  fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p);
-int  fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,
-                       uint64_t *key);
 void fmpl_ofi_mem_cleanup(fmpl_ofi_t *o);
 
 /* ofi_rma.c */

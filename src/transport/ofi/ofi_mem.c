@@ -24,9 +24,10 @@
  *     FI_MR_CACHE_MONITOR).
  * FMPL_OFI_MR_CACHE=0 or 1 overrides the choice.
  * fmpl_alloc_mem memory stays registered until it is freed.
+ * The table and its policies are the transports' registration cache
+ * (transport/regcache.h); here is what libfabric does for it.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_errno.h>
@@ -35,25 +36,46 @@
 #include "base/log.h"
 #include "transport/ofi/ofi.h"
 
-void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting)
+static int ofi_reg(void *ctx, void *addr, size_t len, void **mr, uint64_t *key)
 {
-    o->cache_idle = setting >= 0 ? setting : by_address;
-}
-
-int fmpl_ofi_register(fmpl_ofi_t *o, void *addr, size_t len, struct fid_mr **mr,
-                      uint64_t *key)
-{
+    fmpl_ofi_t *o = ctx;
     uint64_t want = o->prov_key ? 0 : o->next_key++;
-    int rc = fi_mr_reg(o->domain, addr, len ? len : 1,
-                       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, want, 0, mr,
+    struct fid_mr *m = NULL;
+    int rc = fi_mr_reg(o->domain, addr, len,
+                       FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE, 0, want, 0, &m,
                        NULL);
     if (rc)
-        return fmpl_ofi_error(o, rc, "fi_mr_reg", -1);
-    *key = fi_mr_key(*mr);
-    return FMPL_SUCCESS;
+        return rc < 0 ? -rc : rc;
+    *mr = m;
+    *key = fi_mr_key(m);
+    return 0;
 }
 
-static void to_key(const fmpl_ofi_t *o, const fmpl_ofi_reg_t *r, const void *addr,
+static void ofi_dereg(void *ctx, void *mr)
+{
+    (void)ctx;
+    fi_close(&((struct fid_mr *)mr)->fid);
+}
+
+static int ofi_fail(void *ctx, int err, int alloc)
+{
+    (void)alloc;
+    return fmpl_ofi_error(ctx, err, "fi_mr_reg", -1);
+}
+
+static const fmpl_rcache_ops_t ofi_rcache_ops = {
+    .reg = ofi_reg, .dereg = ofi_dereg, .fail = ofi_fail,
+};
+
+void fmpl_ofi_mem_policy(fmpl_ofi_t *o, int by_address, int setting)
+{
+    /* whole pages: neighbouring buffers then share the registration */
+    o->rc = (fmpl_rcache_t){ .ops = &ofi_rcache_ops, .ctx = o,
+                             .keep_idle = setting >= 0 ? setting : by_address,
+                             .round = 4096, .max_idle = FMPL_OFI_NREG };
+}
+
+static void to_key(const fmpl_ofi_t *o, const fmpl_rcache_reg_t *r, const void *addr,
                    fmpl_tl_key_t *key)
 {
     uintptr_t a = (uintptr_t)addr;
@@ -62,151 +84,56 @@ static void to_key(const fmpl_ofi_t *o, const fmpl_ofi_reg_t *r, const void *add
     key->id = (uint32_t)(r->key >> 32);
 }
 
-/* Close registration i and take it out of the table (order is free). */
-static void drop(fmpl_ofi_t *o, int i)
-{
-    fmpl_ofi_reg_t *r = &o->reg[i];
-    if (r->mr)
-        fi_close(&r->mr->fid);
-    if (r->allocated)
-        free((void *)r->base);
-    o->reg[i] = o->reg[--o->nreg];
-}
-
-/* A free entry at the end of the table, or NULL. */
-static fmpl_ofi_reg_t *grow(fmpl_ofi_t *o)
-{
-    if (o->nreg == o->cap) {
-        int cap = o->cap ? 2 * o->cap : FMPL_OFI_NREG;
-        fmpl_ofi_reg_t *n = realloc(o->reg, (size_t)cap * sizeof *n);
-        if (!n)
-            return NULL;
-        o->reg = n;
-        o->cap = cap;
-    }
-    fmpl_ofi_reg_t *r = &o->reg[o->nreg];
-    memset(r, 0, sizeof *r);
-    return r;
-}
-
-/* Keep at most FMPL_OFI_NREG unused registrations: close the least
- * recently used beyond that. */
-static void trim(fmpl_ofi_t *o)
-{
-    for (;;) {
-        int idle = 0, lru = -1;
-        for (int i = 0; i < o->nreg; i++) {
-            const fmpl_ofi_reg_t *r = &o->reg[i];
-            if (r->refs || r->allocated)
-                continue;
-            idle++;
-            if (lru < 0 || r->used < o->reg[lru].used)
-                lru = i;
-        }
-        if (idle <= FMPL_OFI_NREG)
-            return;
-        drop(o, lru);
-    }
-}
-
 int fmpl_ofi_mem_reg(fmpl_tl_t *tl, void *addr, size_t len, fmpl_tl_key_t *key)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    uintptr_t a = (uintptr_t)addr;
-    for (int i = 0; i < o->nreg; i++) {
-        fmpl_ofi_reg_t *r = &o->reg[i];
-        if (a >= r->base && a + len <= r->base + r->len) {
-            r->refs++;
-            r->used = ++o->clock;
-            to_key(o, r, addr, key);
-            return FMPL_SUCCESS;
-        }
-    }
-    fmpl_ofi_reg_t *r = grow(o);
-    if (!r)
-        return FMPL_ERR_NOMEM;
-    /* whole pages: neighbouring buffers then share the registration */
-    uintptr_t base = a & ~(uintptr_t)4095, end = (a + len + 4095) & ~(uintptr_t)4095;
-    int rc = fmpl_ofi_register(o, (void *)base, end - base, &r->mr, &r->key);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    r->base = base;
-    r->len = end - base;
-    r->refs = 1;
-    r->used = ++o->clock;
-    o->nreg++;
-    to_key(o, r, addr, key);
-    trim(o);
-    return FMPL_SUCCESS;
+    int i;
+    int rc = fmpl_rcache_take(&o->rc, addr, len, &i);
+    if (rc == FMPL_SUCCESS)
+        to_key(o, fmpl_rcache_get(&o->rc, i), addr, key);
+    return rc;
 }
 
 void fmpl_ofi_mem_dereg(fmpl_tl_t *tl, const fmpl_tl_key_t *key)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
     uint64_t k = (uint64_t)key->kind | (uint64_t)key->id << 32;
-    for (int i = 0; i < o->nreg; i++) {
-        fmpl_ofi_reg_t *r = &o->reg[i];
-        if (r->key != k || r->refs == 0)
-            continue;
-        if (--r->refs == 0 && !r->allocated) {
-            if (o->cache_idle)
-                trim(o);
-            else
-                drop(o, i);
-        }
+    int i = fmpl_rcache_by_key(&o->rc, k);
+    if (i < 0) {
+        fmpl_log_err("ofi: internal: deregistration of key 0x%llx, which is not registered",
+                     (unsigned long long)k);
         return;
     }
-    fmpl_log_err("ofi: internal: deregistration of key 0x%llx, which is not registered",
-                 (unsigned long long)k);
+    fmpl_rcache_put(&o->rc, i);
 }
 
 void *fmpl_ofi_mem_alloc(fmpl_tl_t *tl, size_t len)
 {
     fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    fmpl_ofi_reg_t *r = grow(o);
-    if (!r)
-        return NULL;
     void *p = NULL;
     size_t n = (len + 4095) & ~(size_t)4095;
     if (!n)
         n = 4096;
     if (posix_memalign(&p, 4096, n) != 0)
         return NULL;
-    if (fmpl_ofi_register(o, p, n, &r->mr, &r->key) != FMPL_SUCCESS) {
+    if (fmpl_rcache_add(&o->rc, p, n) != FMPL_SUCCESS) {
         free(p);
         return NULL;
     }
-    r->base = (uintptr_t)p;
-    r->len = n;
-    r->allocated = 1;
-    r->used = ++o->clock;
-    o->nreg++;
     return p;
 }
 
 int fmpl_ofi_mem_free(fmpl_tl_t *tl, void *p)
 {
-    fmpl_ofi_t *o = fmpl_ofi_of(tl);
-    for (int i = 0; i < o->nreg; i++)
-        if (o->reg[i].allocated && o->reg[i].base == (uintptr_t)p) {
-            drop(o, i);
-            return FMPL_SUCCESS;
-        }
-    return FMPL_ERR_ARG;
+    return fmpl_rcache_free(&fmpl_ofi_of(tl)->rc, p);
 }
 
 void fmpl_ofi_mem_cleanup(fmpl_ofi_t *o)
 {
-    int held = 0;
-    for (int i = 0; i < o->nreg; i++)
-        held += o->reg[i].refs > 0 && !o->reg[i].allocated;
     /* requests the application never waited for keep theirs; anything
      * else is a missing mem_dereg */
+    int held = fmpl_rcache_held(&o->rc);
     if (held)
         fmpl_log_info("ofi: %d registrations still in use at close", held);
-    while (o->nreg)
-        drop(o, o->nreg - 1);
-    free(o->reg);
-    o->reg = NULL;
-    o->cap = 0;
+    fmpl_rcache_close(&o->rc);
 }

@@ -429,7 +429,7 @@ static int ofi_open(fmpl_tl_t *tl)
     fmpl_log_info("ofi: provider %s, fabric %s, %d ranks, %d indices, unused "
                   "registrations %s, %s data progress, senders %s",
                   in->fabric_attr->prov_name, in->fabric_attr->name, tl->size, tl->nidx,
-                  o->cache_idle ? "cached" : "closed",
+                  o->rc.keep_idle ? "cached" : "closed",
                   in->domain_attr->data_progress == FI_PROGRESS_AUTO ? "auto" : "manual",
                   o->check_src ? "checked (FI_SOURCE)"
                                : "not checked (the provider cannot tell them)");
