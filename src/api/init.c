@@ -36,7 +36,7 @@ static int read_settings(void)
 {
     long inline_max, early, comms, halos;
     uint64_t split_min;
-    int verbose;
+    int verbose = 0;
     int rc = fmpl_env_bool("FMPL_VERBOSE", 0, "0 or 1 (1: say what FMPL chose and why)",
                            &verbose);
     fmpl_log_set_verbose(verbose);
