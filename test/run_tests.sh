@@ -216,9 +216,12 @@ blacs_scalapack_testers     default 1200  f:lib/libfmpl_blacs.so,!cmd:mpirun,!sc
 blacs_scalapack_testers_tcw default  600  f:lib/libfmpl_blacs.so,!cmd:mpirun,!scalapack  env FMPL_TRANSPORT=tcw bash test/scalapack_testers.sh -n 4 xdlu xdllt
 # make install into a scratch prefix, a pkg-config build, run; the man
 # pages (one per export, no warning, SEE ALSO exists, every FMPL_*
-# variable in fmpl.7, man -M finds them)
+# variable in fmpl.7, man -M finds them); cmake_test and docs_test (the
+# links of the documentation) are skipped with a note until they exist
 install_test                default  300  -                             sh test/install_test.sh
+cmake_test                  default  600  f:test/cmake_test.sh          bash test/cmake_test.sh
 man_test                    default  300  -                             bash test/man_test.sh
+docs_test                   default  300  f:test/docs_test.sh           bash test/docs_test.sh
 # bench/compare -p on a short run: the data files and plots of make bench
 bench_plots                 default  300  -                             bash test/bench_plots_test.sh
 '
