@@ -456,7 +456,7 @@ help:
 	@echo "FMPL $(VERSION) - targets:"
 	@echo "  all (default)  the libraries, fmplrun, examples, benchmarks, tests"
 	@echo "  check          install missing Debian packages, build, run every test"
-	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
+	@echo "                 (test/run_tests.sh --list: the steps; NAME...: runs some)"
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
 	@echo "                 (QUICK=1: every table with few iterations, as CI runs it)"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
