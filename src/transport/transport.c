@@ -316,6 +316,29 @@ void fmpl_tl_close(fmpl_tl_t *tl)
     tl->priv = NULL;
     free((int *)tl->host);
     tl->host = NULL;
+    free(tl->watch.peer);
+    free(tl->watch.listed);
+    tl->watch = (fmpl_tl_watch_t){ .idx = -1 };
+}
+
+int fmpl_tl_watch(fmpl_tl_t *tl, int idx)
+{
+    if (!(tl->caps & FMPL_TL_CAP_WATCH))
+        return FMPL_ERR_UNSUPPORTED;
+    fmpl_tl_watch_t *w = &tl->watch;
+    if (!w->peer) {
+        w->peer = calloc((size_t)tl->size, sizeof *w->peer);
+        w->listed = calloc((size_t)tl->size, sizeof *w->listed);
+        if (!w->peer || !w->listed) {
+            free(w->peer);
+            free(w->listed);
+            *w = (fmpl_tl_watch_t){ .idx = -1 };
+            return FMPL_ERR_NOMEM;
+        }
+    }
+    w->idx = idx;
+    w->n = 0;
+    return FMPL_SUCCESS;
 }
 
 int fmpl_tl_unsupported_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,

@@ -270,7 +270,8 @@ static int tca_open(fmpl_tl_t *tl)
                                        .max_inline = FMPL_EMU_HALF, .priv = priv[i] };
     /* block-stride everywhere (InfiniBand: a write a block), no remote
      * atomics or reads (PEACH2 has none); sub-clusters are near groups */
-    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
+    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK |
+               FMPL_TL_CAP_WATCH;
     /* MPI over InfiniBand packs (Odajima et al. 2015, 4.2) */
     if (t->policy == POLICY_IB)
         tl->caps &= ~FMPL_TL_CAP_STRIDED;
