@@ -76,6 +76,9 @@ tca             -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL
 tca_ib          -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
 tca_peach2      -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=peach2
 tca_nomodel     -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
+# an emulated InfiniBand cluster, a fat tree of 2-node leaves and 2 spines
+# (so a 4-rank job crosses spines)
+ib              -                  FMPL_TRANSPORT=ib FMPL_IB_TOPO=fattree FMPL_IB_LEAF=2 FMPL_IB_SPINES=2
 '
 # Which driver runs on which variant, in this order.  A driver the table
 # names runs only where its rows say; `*` stands for every other driver
@@ -111,6 +114,8 @@ tca             default  check_p2p check_coll check_blacs check_errors *
 tca_ib          named    check_p2p check_coll *
 tca_peach2      named    check_coll *
 tca_nomodel     named    check_p2p check_coll *
+ib              default  check_p2p check_coll check_errors
+ib              named    check_blacs *
 '
 
 # ---- every other step -------------------------------------------------------

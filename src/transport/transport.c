@@ -33,7 +33,7 @@
 #define HOST_MAX 256
 
 static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops, &fmpl_peach2_ops,
-                                                &fmpl_tca_ops,
+                                                &fmpl_tca_ops, &fmpl_ib_ops,
 #ifdef FMPL_HAVE_OFI
                                                 &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
@@ -48,7 +48,7 @@ static const fmpl_tl_ops_t *by_name(const char *want)
         if (strcmp(all_ops[i]->name, want) == 0)
             return all_ops[i];
     fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2, "
-                 "tca%s%s)", want,
+                 "tca, ib%s%s)", want,
 #ifdef FMPL_HAVE_OFI
                  ", ofi, route",
 #else

@@ -401,6 +401,7 @@ extern const fmpl_tl_ops_t fmpl_peach2_ops; /* a PEACH2 sub-cluster, emulated:
                                               FMPL_TRANSPORT=peach2 */
 extern const fmpl_tl_ops_t fmpl_tca_ops;   /* HA-PACS/TCA, emulated: PEACH2 sub-clusters
                                               and InfiniBand, FMPL_TRANSPORT=tca */
+extern const fmpl_tl_ops_t fmpl_ib_ops;    /* an InfiniBand cluster, emulated: FMPL_TRANSPORT=ib */
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */

@@ -355,11 +355,13 @@ static PROG_UNUSED int prog_on_shm(void)
 }
 
 /* Is `t` an emulated fabric (the SR8000, tcw; a PEACH2 sub-cluster,
- * peach2)?  Their DMA engines write the other nodes' memory with
- * cross-memory attach, and they cannot read remotely. */
+ * peach2; HA-PACS/TCA, tca; an InfiniBand cluster, ib)?  Their DMA
+ * engines write the other nodes' memory with cross-memory attach, and
+ * they cannot read remotely. */
 static PROG_UNUSED int prog_emulated_fabric(const char *t)
 {
-    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0);
+    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0 ||
+                 strcmp(t, "ib") == 0);
 }
 
 /* Does the transport put block-stride faces without packing (shm's

@@ -213,7 +213,7 @@ static int tca_open(fmpl_tl_t *tl)
     int p2_links = tl->size * P2_LINKS_PER_NODE, p2_chans = tl->size * FMPL_P2_CHANS_PER_NODE;
     rc = fmpl_p2_net_open(&t->p2, tl, et, base, nodes);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans);
+        rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans, "FMPL_TCA_IB_");
     int nlinks = p2_links + tl->size * FMPL_IB_LINKS_PER_NODE;
     fmpl_emu_time_t *ps = calloc((size_t)nlinks, sizeof *ps);
     if (rc == FMPL_SUCCESS && !ps)
@@ -287,7 +287,7 @@ static int tca_open(fmpl_tl_t *tl)
                   policy_name[t->policy], t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0,
                   t->ib_hops);
     fmpl_p2_model_log(m);
-    fmpl_ib_model_log(&t->ib.m);
+    fmpl_ib_model_log(&t->ib.m, "FMPL_TCA_IB_");
     return FMPL_SUCCESS;
 }
 
