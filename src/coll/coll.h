@@ -112,17 +112,18 @@ static inline int fmpl_sig_fits(fmpl_comm_rec_t *c, size_t len)
  * allreduce took 109 us where 4 rounds take 30). */
 #define FMPL_DIRECT_N   16
 #define FMPL_DIRECT_MAX 256
-static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
+static inline int fmpl_fanout_ok(const fmpl_comm_rec_t *c)
 {
-    if (c->size > FMPL_DIRECT_N || len > FMPL_DIRECT_MAX)
-        return 0;
     int rounds = 0;
     while ((1 << rounds) < c->size)
         rounds++;
     const fmpl_tl_t *tl = &fmpl_g.tl;
-    if ((c->size - 1) * tl->fanout_ns > rounds * tl->oneway_ns)
-        return 0;
-    return fmpl_sig_fits(c, len);
+    return (c->size - 1) * tl->fanout_ns <= rounds * tl->oneway_ns;
+}
+static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
+{
+    return c->size <= FMPL_DIRECT_N && len <= FMPL_DIRECT_MAX && fmpl_fanout_ok(c) &&
+           fmpl_sig_fits(c, len);
 }
 int  fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len);
 /* The same, without waiting until `data` may change: a signal through
