@@ -147,7 +147,7 @@ endif
 
 all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench help faults soak \
+.PHONY: all examples bench-build tests check deps install uninstall clean bench bench-scale help faults soak \
         coverage man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
@@ -416,6 +416,14 @@ bench: deps
 	$(MAKE) -j$(NPROC) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/run_local.sh $(if $(filter-out 0,$(QUICK)),-q)
 
+# the machines at their real sizes and beyond (bench/scale): modeled
+# collectives on tcw, tca and ib up to 1024 nodes, and real ranks on shm
+# beside Open MPI; not in make bench (it takes tens of minutes); QUICK=1:
+# the small sizes only
+bench-scale: deps
+	$(MAKE) -j$(NPROC) lib/libfmpl.a bin/fmplrun bench-build
+	./bench/scale $(if $(filter-out 0,$(QUICK)),-q)
+
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	           $(DESTDIR)$(BINDIR)
@@ -456,9 +464,11 @@ help:
 	@echo "FMPL $(VERSION) - targets:"
 	@echo "  all (default)  the libraries, fmplrun, examples, benchmarks, tests"
 	@echo "  check          install missing Debian packages, build, run every test"
-	@echo "                 (test/run_tests.sh NAME... runs some: see its header)"
+	@echo "                 (test/run_tests.sh --list: the steps; NAME...: runs some)"
 	@echo "  bench          build and run the benchmarks on a local 2-process job"
 	@echo "                 (QUICK=1: every table with few iterations, as CI runs it)"
+	@echo "  bench-scale    the collectives on the emulated machines up to 1024 nodes, and"
+	@echo "                 real ranks on shm beside Open MPI (bench/scale; QUICK=1: small)"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
 	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
 	@echo "  coverage       rebuild with --coverage, run the tests (TESTS=\"NAME...\": some),"

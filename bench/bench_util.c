@@ -164,6 +164,22 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+double bu_proc_kb(const char *file, const char *name)
+{
+    FILE *f = fopen(file, "r");
+    char line[256];
+    double v = 0;
+    size_t n = strlen(name);
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, name, n)) {
+            v = atof(line + n);
+            break;
+        }
+    if (f)
+        fclose(f);
+    return v;
+}
+
 double bu_median(const double *v, int n)
 {
     if (n <= 0)

@@ -62,6 +62,10 @@ long bu_iters(size_t size, long base, double budget, double scale);
 double bu_now(void);
 void   bu_set_clock(double (*fn)(void));
 
+/* kB from a "Name:  N kB" line of a /proc file (/proc/self/status's
+ * VmRSS:, smaps_rollup's Pss:), 0 when there is none. */
+double bu_proc_kb(const char *file, const char *name);
+
 /* Median, minimum and maximum of n values (v is not modified). */
 double bu_median(const double *v, int n);
 double bu_min(const double *v, int n);

@@ -2,11 +2,12 @@
 # expand.sh - copy a man page source, expanding the lines that stand for
 # tables kept in the code, so that a page says what the code has (one
 # source):
-#   @PARAMS src/...c@   the model parameters of an emulated fabric: every
-#                       FMPL_<FABRIC>_<NAME> of the file's table of
-#                       P(field, NAME, default, lo, unit, text) entries,
-#                       with the prefix its fmpl_emu_params_read() reads
-#                       them with (fmpl.7)
+#   @PARAMS src/...c [PREFIX]@   the model parameters of an emulated
+#                       fabric: every FMPL_<FABRIC>_<NAME> of the file's
+#                       table of P(field, NAME, default, lo, unit, text)
+#                       entries, with the prefix its fmpl_emu_params_read()
+#                       reads them with, or PREFIX where the caller gives
+#                       it (a table two fabrics read, fmpl.7)
 #   @ERRORS include/fmpl.h@   every code of FMPL_ERRNO_MAP with its value
 #                       and message (fmpl_strerror.3)
 #
@@ -17,7 +18,10 @@ while IFS= read -r line; do
     @PARAMS\ *@)
         src=${line#@PARAMS }
         src=${src%@}
-        awk '
+        given=${src#* }
+        [ "$given" = "$src" ] && given=
+        src=${src%% *}
+        awk -v given="$given" '
             /fmpl_emu_params_read\("/ {
                 p = $0; sub(/.*fmpl_emu_params_read\("/, "", p); sub(/".*/, "", p)
                 prefix = p
@@ -26,6 +30,8 @@ while IFS= read -r line; do
             intab && /^};/ { intab = 0; next }
             intab { body = body " " $0 }
             END {
+                if (given != "")
+                    prefix = given
                 if (prefix == "" || body == "") {
                     print FILENAME ": no parameter table or prefix" > "/dev/stderr"
                     exit 1

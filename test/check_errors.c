@@ -318,12 +318,15 @@ START_TEST(test_layout_mismatch)
     const char *t = getenv("FMPL_TRANSPORT");
     int tcw = t && strcmp(t, "tcw") == 0;
     int p2 = t && (strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0);
+    int ib = t && strcmp(t, "ib") == 0;
     const char *var = tcw ? "FMPL_TCW_XBAR_NS=1500" : p2 ? "FMPL_TCA_HOP_NS=400"
-                                                        : "FMPL_SHM_FIFO=512K";
+                    : ib ? "FMPL_IB_SWITCH_NS=400" : "FMPL_SHM_FIFO=512K";
     const char *said = tcw ? "the FMPL_TCW_* settings differ between the ranks"
                      : p2 ? "the FMPL_TCA_* settings differ between the ranks"
+                     : ib ? "the FMPL_IB_* settings differ between the ranks"
                           : "FMPL_SHM_FIFO differ between the ranks";
-    const char *unset = tcw ? "!FMPL_TCW_XBAR_NS" : p2 ? "!FMPL_TCA_HOP_NS" : "!FMPL_SHM_FIFO";
+    const char *unset = tcw ? "!FMPL_TCW_XBAR_NS" : p2 ? "!FMPL_TCA_HOP_NS"
+                      : ib ? "!FMPL_IB_SWITCH_NS" : "!FMPL_SHM_FIFO";
     snprintf(cmd, sizeof cmd,
              "if [ \"$FMPL_RANK\" = 1 ]; then export %s; fi; exec %s", var,
              tl_path("test/progs/hello"));

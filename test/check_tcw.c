@@ -106,12 +106,13 @@ static void vtime_same(const double a[5], const double b[5], const char *what)
     }
 }
 
-/* vtime computes nothing between its calls but the 2 ms of B and C, so
- * gaps below 1 ms are not charged: with 16 ranks on 2 cores, a rank
- * descheduled between two calls had its gap counted as CPU time of this
- * virtual machine (a CI run: 3.46 us more in A's barrier, 9.56 us for
- * 6.10).  The 2 ms are still charged, so B and C still test the charge. */
-#define VTIME TCW " FMPL_TCW_CPU_THRESHOLD_NS=1000000"
+/* vtime tests the measured charge (FMPL_TCW_CPU_SCALE=1; the default, 0,
+ * charges none).  It computes nothing between its calls but the 2 ms of B
+ * and C, so gaps below 1 ms are not charged: with 16 ranks on 2 cores, a
+ * rank descheduled between two calls had its gap counted as CPU time of
+ * this virtual machine (a CI run: 3.46 us more in A's barrier, 9.56 us
+ * for 6.10).  The 2 ms are still charged, so B and C test the charge. */
+#define VTIME TCW " FMPL_TCW_CPU_SCALE=1 FMPL_TCW_CPU_THRESHOLD_NS=1000000"
 
 START_TEST(test_vtime)
 {

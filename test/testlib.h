@@ -671,13 +671,13 @@ static TL_UNUSED void tl_run_refused(int np, const char *env, const char *said)
 /* The suites run their jobs also with FMPL_SHM_* settings (cross-memory
  * attach off, other FIFO depths and eager sizes).  Only the shared-memory
  * transport reads them: on a transport without it (the suite run with
- * FMPL_TRANSPORT=tcw, peach2, tca, ofi or dcfa) such a job takes the
+ * FMPL_TRANSPORT=tcw, peach2, tca, ib, ofi or dcfa) such a job takes the
  * paths the suite's jobs without them take, only with other arguments
  * (another seed, another size), so it is not run there.  Returns that
  * transport, or NULL. */
 static TL_UNUSED const char *tl_shm_settings_inert(const char *env)
 {
-    static const char *const no_shm[] = {"tcw", "peach2", "tca", "ofi", "dcfa"};
+    static const char *const no_shm[] = {"tcw", "peach2", "tca", "ib", "ofi", "dcfa"};
     const char *t = getenv("FMPL_TRANSPORT");
     int other = 0;
     if (!env || !t)

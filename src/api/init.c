@@ -165,6 +165,8 @@ int fmpl_init(int count)
         return rc;
     }
     fmpl_g.initialized = 1;
+    if (fmpl_g.boot.ops->release)
+        fmpl_g.boot.ops->release(&fmpl_g.boot);
     /* FMPL_PROGRESS_THREAD=1: from the start; unset: once a locally
      * blocking send had to be queued (its receiver may be waiting while
      * we block outside FMPL, e.g. in MPI); 0: never.  Not on an emulated

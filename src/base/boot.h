@@ -38,6 +38,10 @@ struct fmpl_boot_ops {
     int (*dead_rank)(fmpl_boot_t *b);
     /* this rank has finalised (a later exit is not a failure) */
     void (*mark_finalized)(fmpl_boot_t *b);
+    /* start-up is over: let go of what reading the peers' entries brought
+     * into this process (a later get brings back only what it reads);
+     * NULL where there is nothing to let go */
+    void (*release)(fmpl_boot_t *b);
     /* tell the launcher to end the job; does not return */
     void (*abort)(fmpl_boot_t *b, int code);
     void (*close)(fmpl_boot_t *b);

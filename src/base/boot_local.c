@@ -286,6 +286,21 @@ static void local_close(fmpl_boot_t *b)
     b->priv = NULL;
 }
 
+/* The peers' modex entries are a page or more each in the control
+ * memory, and start-up reads every rank's: 16 MiB of a 1024-rank job's
+ * memory mapped into every rank.  Their pages stay in the memfd; only our
+ * view of them goes. */
+static void local_release(fmpl_boot_t *b)
+{
+    struct local_priv *p = b->priv;
+    uintptr_t from = (uintptr_t)fmpl_ctl_kv(p->ctl, 0);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (from + page - 1) & ~(page - 1);
+    uintptr_t end = ((uintptr_t)p->ctl + p->bytes) & ~(page - 1);
+    if (end > start)
+        madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
 static const struct fmpl_boot_ops local_ops = {
     .name = "local",
     .put = local_put,
@@ -293,6 +308,7 @@ static const struct fmpl_boot_ops local_ops = {
     .get = local_get,
     .dead_rank = local_dead_rank,
     .mark_finalized = local_mark_finalized,
+    .release = local_release,
     .abort = local_abort,
     .close = local_close,
 };

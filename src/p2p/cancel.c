@@ -38,6 +38,7 @@ typedef struct bell {
 
 static uint64_t *asked;            /* [size]: requests we made of each sender */
 static uint64_t *heard;            /* [size]: the last doorbell each receiver rang we handled */
+static int watched = -1;           /* the transport lists who rang (fmpl_tl_watch), -1: ask */
 
 static int ensure_tables(void)
 {
@@ -56,6 +57,7 @@ void fmpl_p2p_cancel_forget(void)
     free(asked);
     free(heard);
     asked = heard = NULL;
+    watched = -1;
 }
 
 /* ---- the sender's half -------------------------------------------------- */
@@ -78,33 +80,61 @@ int fmpl_p2p_cancel_answer(int peer, int mai, uint32_t seq, uint64_t id)
 }
 
 /* Called by fmpl_progress() on transports without CAS: the doorbells. */
+/* Receiver p's doorbell: answered (1), or to be looked at again (0). */
+static int doorbell(fmpl_tl_t *tl, int p)
+{
+    volatile uint8_t *line = fmpl_tl_mbox_in(tl, p, fmpl_g.ctl_idx);
+    uint64_t id = fmpl_line_word(line, 0);
+    if (id == heard[p])
+        return 1;
+    bell_t b;
+    memcpy(&b, (const void *)line, sizeof b);
+    if (b.id != id || (int)b.mai < 0 || (int)b.mai >= fmpl_g.user_nidx)
+        return 0;                  /* half written? look again next time */
+    volatile uint8_t *hl = fmpl_tl_mbox_in(tl, p, (int)b.mai);
+    uint64_t w = fmpl_line_word(hl, FMPL_HDR_OFF);
+    const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(hl + FMPL_HDR_OFF);
+    fmpl_slot_t *sl = fmpl_slot(p, (int)b.mai);
+    if (w == fmpl_hdr_word(b.seq, FMPL_HDR_CANCEL_REQ) && h->size == id)
+        fmpl_p2p_cancel_answer(p, (int)b.mai, b.seq, id);
+    else if (sl->cancel_done != (uint32_t)id &&
+             !(sl->send_issued && (int32_t)(sl->send_issued - b.seq) >= 0))
+        return 0;                  /* its header is still on the way */
+    heard[p] = id;
+    return 2;
+}
+
+/* Called by fmpl_progress() on transports without CAS: the doorbells.
+ * Where the transport lists who wrote the control index (fmpl_tl_watch),
+ * only those; otherwise every receiver's line, every pass. */
 int fmpl_p2p_cancel_progress(void)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     if (!heard && !ensure_tables())
         return 0;
     int n = 0;
-    for (int p = 0; p < tl->size; p++) {
-        volatile uint8_t *line = fmpl_tl_mbox_in(tl, p, fmpl_g.ctl_idx);
-        uint64_t id = fmpl_line_word(line, 0);
-        if (id == heard[p])
-            continue;
-        bell_t b;
-        memcpy(&b, (const void *)line, sizeof b);
-        if (b.id != id || (int)b.mai < 0 || (int)b.mai >= fmpl_g.user_nidx)
-            continue;              /* half written? look again next time */
-        volatile uint8_t *hl = fmpl_tl_mbox_in(tl, p, (int)b.mai);
-        uint64_t w = fmpl_line_word(hl, FMPL_HDR_OFF);
-        const fmpl_hdr_rec_t *h = (const fmpl_hdr_rec_t *)(const void *)(hl + FMPL_HDR_OFF);
-        fmpl_slot_t *sl = fmpl_slot(p, (int)b.mai);
-        if (w == fmpl_hdr_word(b.seq, FMPL_HDR_CANCEL_REQ) && h->size == id)
-            fmpl_p2p_cancel_answer(p, (int)b.mai, b.seq, id);
-        else if (sl->cancel_done != (uint32_t)id &&
-                 !(sl->send_issued && (int32_t)(sl->send_issued - b.seq) >= 0))
-            continue;              /* its header is still on the way */
-        heard[p] = id;
-        n++;
+    int first = watched < 0;       /* what came before the watch: look at all once */
+    if (first)
+        watched = fmpl_tl_watch(tl, fmpl_g.ctl_idx) == FMPL_SUCCESS;
+    if (watched && !first) {
+        int peers[64], k;
+        while ((k = fmpl_tl_watch_take(tl, peers, 64)) > 0) {
+            int again[64], na = 0;
+            for (int i = 0; i < k; i++) {
+                int r = doorbell(tl, peers[i]);
+                if (r == 0)
+                    again[na++] = peers[i];
+                n += r == 2;
+            }
+            for (int i = 0; i < na; i++)
+                fmpl_tl_watch_note(tl, again[i], fmpl_g.ctl_idx);
+            if (na == k)
+                break;             /* only what must wait is left */
+        }
+        return n;
     }
+    for (int p = 0; p < tl->size; p++)
+        n += doorbell(tl, p) == 2;
     return n;
 }
 

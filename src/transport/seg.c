@@ -52,19 +52,49 @@ void fmpl_seg_zfree(void *p, size_t len)
         munmap(p, len ? len : 1);
 }
 
-void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len)
+/* another process's memfd, opened through /proc (the mappings keep the
+ * memory alive once it is closed) */
+static int open_of(pid_t pid, int fd)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
-    int pfd = open(path, O_RDWR | O_CLOEXEC);
+    return open(path, O_RDWR | O_CLOEXEC);
+}
+
+void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len)
+{
+    int pfd = open_of(pid, fd);
     if (pfd < 0)
         return NULL;
     struct stat st;
     if (*len == 0 && fstat(pfd, &st) == 0)
         *len = (size_t)st.st_size;
     void *p = *len ? mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_SHARED, pfd, 0) : MAP_FAILED;
-    close(pfd);                    /* the mapping keeps the memory alive */
+    close(pfd);
     return p == MAP_FAILED ? NULL : p;
+}
+
+void *fmpl_seg_map_range(pid_t pid, int fd, size_t off, size_t len, size_t off2, size_t len2,
+                         void **second)
+{
+    int f = open_of(pid, fd);
+    if (f < 0)
+        return NULL;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, (off_t)off);
+    void *q = len2 && p != MAP_FAILED
+                  ? mmap(NULL, len2, PROT_READ | PROT_WRITE, MAP_SHARED, f, (off_t)off2)
+                  : NULL;
+    int e = errno;
+    close(f);
+    if (p == MAP_FAILED || q == MAP_FAILED) {
+        if (p != MAP_FAILED)
+            munmap(p, len);
+        errno = e;
+        return NULL;
+    }
+    if (second)
+        *second = q;
+    return p;
 }
 
 int fmpl_cma_copy(pid_t pid, void *local, size_t len, uint64_t raddr, int write)

@@ -27,6 +27,11 @@ void  fmpl_seg_zfree(void *p, size_t len);
 /* Map another process's memfd; *len == 0 asks for its whole size, which
  * is returned in *len.  NULL on failure (errno set). */
 void *fmpl_seg_map_of(pid_t pid, int fd, size_t *len);
+/* Map `len` bytes of it from `off` (page-aligned), and, when `len2` is not
+ * 0, `len2` more from `off2` at *second: one open for both.  NULL on
+ * failure (errno set; nothing stays mapped). */
+void *fmpl_seg_map_range(pid_t pid, int fd, size_t off, size_t len, size_t off2, size_t len2,
+                         void **second);
 /* One process_vm_writev (write) or process_vm_readv, resumed after
  * partial transfers: 0, or -errno. */
 int  fmpl_cma_copy(pid_t pid, void *local, size_t len, uint64_t raddr, int write);

@@ -25,7 +25,7 @@
 #include "transport/transport.h"
 
 static const fmpl_tl_ops_t *const all_ops[] = { &fmpl_shm_ops, &fmpl_tcw_ops, &fmpl_peach2_ops,
-                                                &fmpl_tca_ops,
+                                                &fmpl_tca_ops, &fmpl_ib_ops,
 #ifdef FMPL_HAVE_OFI
                                                 &fmpl_ofi_ops, &fmpl_route_ops,
 #endif
@@ -40,7 +40,7 @@ static const fmpl_tl_ops_t *by_name(const char *want)
         if (strcmp(all_ops[i]->name, want) == 0)
             return all_ops[i];
     fmpl_log_err("FMPL_TRANSPORT=%s: no such transport in this build (have: shm, tcw, peach2, "
-                 "tca%s%s)", want,
+                 "tca, ib%s%s)", want,
 #ifdef FMPL_HAVE_OFI
                  ", ofi, route",
 #else
@@ -112,6 +112,29 @@ void fmpl_tl_close(fmpl_tl_t *tl)
     if (tl->ops && tl->priv)
         tl->ops->close(tl);
     tl->priv = NULL;
+    free(tl->watch.peer);
+    free(tl->watch.listed);
+    tl->watch = (fmpl_tl_watch_t){ .idx = -1 };
+}
+
+int fmpl_tl_watch(fmpl_tl_t *tl, int idx)
+{
+    if (!(tl->caps & FMPL_TL_CAP_WATCH))
+        return FMPL_ERR_UNSUPPORTED;
+    fmpl_tl_watch_t *w = &tl->watch;
+    if (!w->peer) {
+        w->peer = calloc((size_t)tl->size, sizeof *w->peer);
+        w->listed = calloc((size_t)tl->size, sizeof *w->listed);
+        if (!w->peer || !w->listed) {
+            free(w->peer);
+            free(w->listed);
+            *w = (fmpl_tl_watch_t){ .idx = -1 };
+            return FMPL_ERR_NOMEM;
+        }
+    }
+    w->idx = idx;
+    w->n = 0;
+    return FMPL_SUCCESS;
 }
 
 int fmpl_tl_unsupported_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,

@@ -99,6 +99,9 @@ unsigned fmpl_tl_slot_ext(int size, int nidx);
                                              several peers at once all end
                                              late (not so on shm, where the
                                              CPU copies one after another) */
+#define FMPL_TL_CAP_WATCH      (1u << 9)  /* records are applied as they come,
+                                             and fmpl_tl_watch lists the peers
+                                             that wrote one index */
 
 /* put flags: what a put is, for a transport that can choose between
  * paths (the others ignore them):
@@ -200,6 +203,21 @@ enum { FMPL_TL_WORK_COPY = 1,      /* amount bytes copied by the CPU (spill, pac
  * nothing to do lets the clock move on to the next event (or its
  * deadline) with idle instead of spinning.
  */
+/*
+ * The peers whose records to one index arrived (FMPL_TL_CAP_WATCH): a
+ * layer above that must look at every peer's line of an index that is
+ * seldom written (p2p's control index, cancel.c) asks the transport to
+ * list its writers instead - O(writers), not O(ranks), a progress pass.
+ * The transport notes each record it applies (fmpl_tl_watch_note); the
+ * watcher takes the list and notes again a peer it must look at later.
+ */
+typedef struct fmpl_tl_watch {
+    int idx;                       /* the index watched, -1: none */
+    int n;                         /* peer[0 .. n-1] wrote it since the last take */
+    int *peer;                     /* [size] */
+    uint8_t *listed;               /* [size]: in peer[] */
+} fmpl_tl_watch_t;
+
 typedef struct fmpl_tl_clock {
     double (*now)(fmpl_tl_t *tl);                 /* seconds */
     void (*enter)(fmpl_tl_t *tl);
@@ -294,6 +312,14 @@ struct fmpl_tl {
      * half each (p2p.h) unless FMPL_SPLIT_MIN says; 0: FMPL_SPLIT_MIN's
      * default, UINT64_MAX: never (shm, which streams instead). */
     uint64_t split_min;
+    /* Set by open where the transport knows them, 0 otherwise (the layers
+     * above then choose as on shared memory): what one small message to
+     * one more peer keeps the sender busy (its CPU, its NIC, a kick that
+     * must complete), and the one-way time of a small message; a
+     * collective chooses between one round to everybody and log2 n rounds
+     * by them (coll.h) */
+    double fanout_ns, oneway_ns;
+    fmpl_tl_watch_t watch;         /* fmpl_tl_watch */
     /* Set by open where mailbox lines are plain memory here (see
      * fmpl_tl_direct_t): direct[size], and the bytes between one index's
      * slot and the next; NULL: every call goes through the ops. */
@@ -341,6 +367,7 @@ extern const fmpl_tl_ops_t fmpl_peach2_ops; /* a PEACH2 sub-cluster, emulated:
                                               FMPL_TRANSPORT=peach2 */
 extern const fmpl_tl_ops_t fmpl_tca_ops;   /* HA-PACS/TCA, emulated: PEACH2 sub-clusters
                                               and InfiniBand, FMPL_TRANSPORT=tca */
+extern const fmpl_tl_ops_t fmpl_ib_ops;    /* an InfiniBand cluster, emulated: FMPL_TRANSPORT=ib */
 #ifdef FMPL_HAVE_OFI
 extern const fmpl_tl_ops_t fmpl_ofi_ops;   /* libfabric: FMPL_TRANSPORT=ofi */
 extern const fmpl_tl_ops_t fmpl_route_ops; /* per peer: shm on this host, ofi off it */
@@ -460,6 +487,32 @@ static inline void fmpl_tl_work(fmpl_tl_t *tl, int kind, size_t amount)
 {
     if (tl->clock)
         tl->clock->work(tl, kind, amount);
+}
+
+/* Watch `idx` (FMPL_SUCCESS), or FMPL_ERR_UNSUPPORTED without
+ * FMPL_TL_CAP_WATCH: then every peer's line must be looked at. */
+int fmpl_tl_watch(fmpl_tl_t *tl, int idx);
+
+static inline void fmpl_tl_watch_note(fmpl_tl_t *tl, int peer, int idx)
+{
+    fmpl_tl_watch_t *w = &tl->watch;
+    if (idx == w->idx && w->peer && !w->listed[peer]) {
+        w->listed[peer] = 1;
+        w->peer[w->n++] = peer;
+    }
+}
+
+/* Take the list: *peers valid until the next note; how many. */
+static inline int fmpl_tl_watch_take(fmpl_tl_t *tl, int *peers, int max)
+{
+    fmpl_tl_watch_t *w = &tl->watch;
+    int n = w->n < max ? w->n : max;
+    for (int i = 0; i < n; i++) {
+        peers[i] = w->peer[w->n - 1 - i];
+        w->listed[peers[i]] = 0;
+    }
+    w->n -= n;
+    return n;
 }
 
 #endif

@@ -292,7 +292,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
                 abort();
             check_values(v, sizeof v / sizeof v[0]);
         }
-        (void)fmpl_ib_model_read(&ib, 1);
+        if (fmpl_ib_model_read(&ib, 1, "FMPL_TCA_IB_") == FMPL_SUCCESS && ib.on != 1)
+            abort();
         break;
     }
     }

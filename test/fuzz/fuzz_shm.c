@@ -9,8 +9,8 @@
  * real code (fmpl_shm_fifo_drain, fmpl_shm_put - streamed or not -,
  * fmpl_shm_put_strided, fmpl_shm_get); rank 1's segment and its fmpl_alloc_mem region (as if
  * mapped here) are heap blocks of exactly their size that the fuzzer
- * writes.  Our own segment and region are heap blocks of exactly their
- * size too, and every source and destination buffer has exactly the
+ * writes (its block for us).  Our own segment and region are heap blocks
+ * of exactly their size too, and every source and destination buffer has exactly the
  * operation's length: AddressSanitizer sees a byte written or read past
  * any of them.  A chunk or a key may at worst be dropped with an error.
  *
@@ -65,17 +65,19 @@ static void job_open(void)
 {
     static int once;
     if (!once) {
-        size_t lines = 2 * NIDX * SLOT;
+        /* our segment: a block for each reader (no common part: nothing
+         * here uses it); the peer's: its block for us */
+        size_t lines = NIDX * SLOT;
         size_t fifo = NCHUNK * (sizeof(fmpl_shm_chunk_t) + FMPL_SHM_CHUNK);
-        s.layout = (fmpl_shm_seg_hdr_t){ .size = 2, .nidx = NIDX, .lines_off = 0,
-                                         .fifo_off = lines, .fifo_stride = fifo,
-                                         .fifo_nchunk = NCHUNK, .slot = SLOT,
-                                         .acks_off = lines + 2 * fifo };
-        seg_len = lines + 2 * fifo + 2 * sizeof(fmpl_shm_ack_t);
-        for (int r = 0; r < 2; r++) {
-            peers[r].base = malloc(seg_len);
-            peers[r].len = seg_len;
-        }
+        s.layout = (fmpl_shm_seg_hdr_t){ .size = 2, .nidx = NIDX, .blocks_off = 0,
+                                         .ack_off = lines,
+                                         .fifo_off = lines + sizeof(fmpl_shm_ack_t),
+                                         .fifo_stride = fifo, .fifo_nchunk = NCHUNK,
+                                         .slot = SLOT };
+        s.layout.block_len = s.layout.fifo_off + fifo;
+        seg_len = 2 * s.layout.block_len;
+        s.seg = malloc(seg_len);
+        peers[1].block = malloc(s.layout.block_len);
         ours.base = malloc(REGION);
         ours.len = REGION;
         ours.gen = 1;
@@ -84,11 +86,13 @@ static void job_open(void)
                                        .len = PREGION };
         once = 1;
     }
+    memset(s.seg, 0, seg_len);
+    memset(peers[1].block, 0, s.layout.block_len);
     for (int r = 0; r < 2; r++) {
-        memset(peers[r].base, 0, seg_len);
         peers[r].produced = peers[r].acked = peers[r].consumed = 0;
         peers[r].pid = 0;
         peers[r].cma_ok = 0;
+        peers[r].contacted = 1;    /* as after the first contact (shm_seg.c) */
     }
     s.tl = &tl;
     s.peers = peers;

@@ -130,14 +130,15 @@ static void send_one(fmpl_comm_t comm, uint64_t seed, int me, int to, int k, siz
     free(src);
 }
 
-/* wait up to a minute for `path` to exist, outside FMPL */
+/* wait up to a minute for `path` to exist, outside FMPL (on an emulated
+ * machine, computing: prog_sleep) */
 static int await_file(const char *path)
 {
     struct stat st;
     for (int i = 0; i < 60000; i++) {
         if (stat(path, &st) == 0)
             return 1;
-        usleep(1000);
+        prog_sleep(0.001);
     }
     return 0;
 }

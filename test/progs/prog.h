@@ -355,11 +355,13 @@ static PROG_UNUSED int prog_on_shm(void)
 }
 
 /* Is `t` an emulated fabric (the SR8000, tcw; a PEACH2 sub-cluster,
- * peach2)?  Their DMA engines write the other nodes' memory with
- * cross-memory attach, and they cannot read remotely. */
+ * peach2; HA-PACS/TCA, tca; an InfiniBand cluster, ib)?  Their DMA
+ * engines write the other nodes' memory with cross-memory attach, and
+ * they cannot read remotely. */
 static PROG_UNUSED int prog_emulated_fabric(const char *t)
 {
-    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0);
+    return t && (strcmp(t, "tcw") == 0 || strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0 ||
+                 strcmp(t, "ib") == 0);
 }
 
 /* Does the transport put block-stride faces without packing (shm's
@@ -536,13 +538,33 @@ static PROG_UNUSED double prog_now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Does the emulated machine charge the CPU time the program computes
+ * (its CPU scale above 0; the default, 0, charges only fmpl_compute)? */
+static PROG_UNUSED int prog_cpu_charged(void)
+{
+    const char *t = fmpl_transport(), *v = NULL;
+    if (!t)
+        return 0;
+    if (strcmp(t, "tcw") == 0)
+        v = getenv("FMPL_TCW_CPU_SCALE");
+    else if (strcmp(t, "peach2") == 0 || strcmp(t, "tca") == 0)
+        v = getenv("FMPL_TCA_CPU_SCALE");
+    else if (strcmp(t, "ib") == 0)
+        v = getenv("FMPL_IB_CPU_SCALE");
+    return v && atof(v) > 0;
+}
+
 /* Stay away from FMPL for `sec` seconds.  On an emulated machine only
- * computation moves the clock (fmpl_wtime_emulated), so there this
- * computes for that much CPU time: what a test orders by sleeping stays
- * ordered in the emulated time too. */
+ * computation moves the clock (fmpl_wtime_emulated): fmpl_compute says
+ * so, or, where the machine charges the CPU time, this computes for that
+ * much CPU time.  What a test orders by sleeping stays ordered in the
+ * emulated time too, and a rank that waits for another outside FMPL
+ * lets the others' clocks go on. */
 static PROG_UNUSED void prog_sleep(double sec)
 {
-    if (fmpl_wtime_emulated()) {
+    if (fmpl_wtime_emulated() && !prog_cpu_charged())
+        CHECK_RC(fmpl_compute(sec), FMPL_SUCCESS);
+    else if (fmpl_wtime_emulated()) {
         struct timespec t0, t;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
         do {

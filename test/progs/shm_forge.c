@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 
     /* 2. malformed FIFO chunks, then an honest message behind them */
     if (prog_me == 1) {
+        CHECK_RC(fmpl_shm_contact(s, 0), FMPL_SUCCESS);   /* as before a first chunk */
         fmpl_shm_fifo_t f = fmpl_shm_fifo(s, 1, 0);
         fmpl_shm_peer_t *p = &s->peers[0];
         uint64_t rec = fmpl_hdr_word(7, FMPL_HDR_POSTED);

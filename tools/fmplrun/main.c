@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -77,5 +78,11 @@ int main(int argc, char **argv)
 
     code = frun_exit_status(&sup);
     frun_verbose(&opt, "job %s done, exit status %d", job.jobid, code);
+    /* Freed so that the sanitizer builds' leak check sees a clean exit. */
+    free(fwd.streams);
+    free(sup.pfds);
+    free(sup.reported);
+    free(ranks.pid);
+    free(ranks.cpu);
     return code;
 }

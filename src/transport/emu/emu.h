@@ -49,7 +49,8 @@
  * kick's entries appear at least LOOKAHEAD after it (the fabric's least
  * start-up plus write-back, and the least latency of its hardware
  * collectives), so a rank may observe its inbox up to a time before
- * K + LOOKAHEAD.  A rank further ahead waits (in real time) for the others;
+ * K + LOOKAHEAD - and, while packets of earlier kicks wait in the engine,
+ * no later than the next of them leaves its channel (emu_sync.c).  A rank further ahead waits (in real time) for the others;
  * the rank holding K back can always go on.  Modeled times are then a
  * function of the program alone, whatever the load.
  *

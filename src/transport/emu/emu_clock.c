@@ -58,7 +58,7 @@ fmpl_emu_time_t fmpl_emu_cpu_charge(const emu_shared_t *sh, int64_t cpu)
  * every run - is not the program's. */
 static fmpl_emu_time_t user_time(fmpl_emu_t *e)
 {
-    if (!e->started)
+    if (!e->started || e->sh->cpu_scale <= 0)
         return 0;
     return fmpl_emu_cpu_charge(e->sh, fmpl_emu_cpu_ns() - e->cpu_exit - e->cpu_overhead);
 }

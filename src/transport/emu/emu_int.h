@@ -6,6 +6,7 @@
  *   header         sizes, the lock, the futex word
  *   ranks  [size]  what each rank publishes (emu_rank_t)
  *   chans  [nchan] channel state
+ *   heap   [nchan] the channels by their next packet (emu_engine.c)
  *   links  [nlinks] when each link is reserved (emu_link.c)
  *   ps     [nlinks] picoseconds per byte of each link
  *   xfers  [max_xfers] transfers on their way (pool)
@@ -51,6 +52,7 @@ typedef struct emu_rank {
     uint64_t kicks;                /* kicks so far: the tie-break of its transfers */
     uint64_t posts;                /* entries posted to it: the tie-break in its inbox */
     int32_t in_head, in_tail;      /* inbox, sorted by (t, src, seq) */
+    int32_t coming[2];             /* transfers whose entries come here (EMU_FOR_*) */
     int32_t in_count;
     int32_t pad;
     uint8_t cacheline_pad[64];
@@ -60,6 +62,7 @@ typedef struct emu_chan {
     fmpl_emu_time_t free_at;       /* when it may start its next packet */
     int32_t head, tail;            /* waiting transfers, by (ready, src, seq) */
     int32_t cur;                   /* the transfer it is sending, -1 */
+    int32_t at;                    /* its place in the channel heap */
     int32_t pad;
 } emu_chan_t;
 
@@ -70,9 +73,17 @@ typedef struct emu_link {
     struct { fmpl_emu_time_t start, end; } iv[EMU_LINK_CAL];
 } emu_link_t;
 
+/* A transfer on its way is in the list of each rank its entries go to
+ * (the destination's record, the source's completion): what a rank must
+ * wait for before it looks at its inbox (emu_sync.c). */
+enum { EMU_FOR_DST = 0, EMU_FOR_SRC = 1 };
+
 typedef struct emu_xfer_rec {
     int32_t next, prev;            /* channel queue, or the free list */
     int32_t src, dst;
+    int32_t chan;
+    int32_t pad;
+    int32_t fnext[2], fprev[2];    /* [EMU_FOR_*]: in that rank's list */
     uint64_t seq;
     fmpl_emu_time_t ready;
     uint64_t bytes, sent;
@@ -102,7 +113,7 @@ typedef struct emu_shared {
     double cpu_scale;
     int64_t cpu_threshold;
     uint64_t seg_len, ranks_off, chans_off, links_off, ps_off, xfers_off, ents_off,
-             bounds_off, needs_off, pairs_off, fabric_off, fabric_len;
+             bounds_off, needs_off, heap_off, pairs_off, fabric_off, fabric_len;
     uint64_t leaves;               /* of the trees: a power of two >= size */
     pthread_mutex_t lock;
     _Atomic int32_t lock_holder;   /* the rank inside, -1: none (for a message) */
@@ -146,6 +157,10 @@ static inline emu_chan_t *emu_chans(emu_shared_t *sh)
 {
     return (emu_chan_t *)(void *)((uint8_t *)sh + sh->chans_off);
 }
+static inline int32_t *emu_heap(emu_shared_t *sh)
+{
+    return (int32_t *)(void *)((uint8_t *)sh + sh->heap_off);
+}
 static inline emu_link_t *emu_links(emu_shared_t *sh)
 {
     return (emu_link_t *)(void *)((uint8_t *)sh + sh->links_off);
@@ -184,9 +199,13 @@ fmpl_emu_time_t fmpl_emu_cpu_charge(const emu_shared_t *sh, int64_t cpu);
 void fmpl_emu_publish(fmpl_emu_t *e, int state, fmpl_emu_time_t lb);
 
 /* emu_engine.c (locked) */
+void fmpl_emu_heap_init(emu_shared_t *sh);
 /* Process every engine event that is known (before the bound + lookahead);
  * returns the transfers completed. */
 int fmpl_emu_run_locked(fmpl_emu_t *e);
+/* the earliest an entry of a transfer on its way may reach rank r
+ * (whose last packet may leave then), FMPL_EMU_NEVER: none comes */
+fmpl_emu_time_t fmpl_emu_coming_locked(emu_shared_t *sh, int r);
 /* first entry's time in rank r's inbox, FMPL_EMU_NEVER when empty */
 fmpl_emu_time_t fmpl_emu_inbox_first(emu_shared_t *sh, int r);
 /* take rank r's entries up to t into e->due; returns how many */

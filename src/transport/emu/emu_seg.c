@@ -40,6 +40,8 @@ static void layout(emu_shared_t *h, int size, const fmpl_emu_config_t *c)
     off = round_up(off + 2 * h->leaves * sizeof(fmpl_emu_time_t), 64);
     h->needs_off = off;
     off = round_up(off + 2 * h->leaves * sizeof(fmpl_emu_time_t), 64);
+    h->heap_off = off;
+    off = round_up(off + (size_t)c->nchan * sizeof(int32_t), 64);
     h->pairs_off = off;
     if (c->pair_order)
         off += (size_t)size * (size_t)size * sizeof(fmpl_emu_time_t);
@@ -94,6 +96,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     emu_rank_t *rk = emu_ranks(h);
     for (int r = 0; r < h->size; r++) {
         rk[r].in_head = rk[r].in_tail = -1;
+        rk[r].coming[EMU_FOR_DST] = rk[r].coming[EMU_FOR_SRC] = -1;
         atomic_store(&rk[r].lb, 0);
         atomic_store(&rk[r].state, EMU_RUN);
     }
@@ -102,6 +105,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     emu_chan_t *ch = emu_chans(h);
     for (int i = 0; i < h->nchan; i++)
         ch[i] = (emu_chan_t){ .free_at = 0, .head = -1, .tail = -1, .cur = -1 };
+    fmpl_emu_heap_init(h);
     for (int l = 0; l < h->nlinks; l++)
         emu_ps(h)[l] = c->link_ps_per_byte[l];
     /* the pools start empty: taken from their never-used tails */

@@ -92,6 +92,24 @@ static void check_laggards(fmpl_emu_t *e, fmpl_emu_time_t need)
         e->warn_t = now;
 }
 
+/*
+ * What K must pass before rank r may look at its inbox up to time t.
+ * Kicks still to come (at K or later) show nothing before K + lookahead.
+ * But a transfer kicked earlier may still have packets in the engine, at
+ * K or later (the engine runs only what is before K), and its last packet
+ * ends in entries without the kick's start-up before them: if that packet
+ * of a transfer coming to r may leave before t, it must be run first, and
+ * for that K must pass the time it may leave.  Without this rule a rank
+ * that looked at its inbox just before such an entry came went on without
+ * it (on 16 tca nodes, a 2 MiB broadcast's times differed from run to
+ * run).  Locked, after fmpl_emu_run_locked.
+ */
+static fmpl_emu_time_t observe_need(emu_shared_t *sh, int r, fmpl_emu_time_t t)
+{
+    fmpl_emu_time_t next = fmpl_emu_coming_locked(sh, r);
+    return next >= t ? t - sh->lookahead : next;
+}
+
 /* Called locked, when we cannot go on until the bound passes `need` (or,
  * FMPL_EMU_NEVER, until an entry comes): unlock and sleep until somebody
  * rings our bell, or the time-out. */
@@ -161,7 +179,7 @@ int fmpl_emu_poll(fmpl_emu_t *e)
         return 0;                  /* the waiter's own check ends its wait */
     catch_up_locked(e);
     fmpl_emu_run_locked(e);
-    fmpl_emu_time_t need = e->vt - sh->lookahead;   /* K must pass this */
+    fmpl_emu_time_t need = observe_need(sh, e->rank, e->vt);   /* K must pass this */
     if (sh->model && fmpl_emu_bound_locked(e, need) <= need) {
         sleep_unlock(e, need);
         return -1;
@@ -206,7 +224,7 @@ int fmpl_emu_idle(fmpl_emu_t *e, fmpl_emu_time_t deadline)
     fmpl_emu_run_locked(e);
     /* the engine may have brought something earlier */
     next = tmax(e->vt, tmin(fmpl_emu_inbox_first(sh, e->rank), deadline));
-    fmpl_emu_time_t need = next == FMPL_EMU_NEVER ? next : next - sh->lookahead;
+    fmpl_emu_time_t need = next == FMPL_EMU_NEVER ? next : observe_need(sh, e->rank, next);
     if (next != FMPL_EMU_NEVER && fmpl_emu_bound_locked(e, need) > need) {
         e->vt = next;
         int n = fmpl_emu_inbox_take_locked(e, e->vt);

@@ -156,6 +156,7 @@ static void apply(void *ctx, const fmpl_emu_msg_t *m)
     uint64_t word;
     memcpy(&word, m->payload, sizeof word);
     atomic_store_explicit((_Atomic uint64_t *)(void *)line, word, memory_order_release);
+    fmpl_tl_watch_note(tl, m->src, (int)m->a);
 }
 
 int fmpl_emu_tl_progress(fmpl_tl_t *tl)

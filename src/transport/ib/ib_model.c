@@ -1,7 +1,9 @@
 /*
  * ib_model.c - the InfiniBand timing model of HA-PACS/TCA: every
- * parameter in one table, settable as FMPL_TCA_IB_<NAME>.  The model is
- * on or off with the machine's (FMPL_TCA_MODEL).
+ * parameter in one table, settable as FMPL_TCA_IB_<NAME> inside tca and
+ * FMPL_IB_<NAME> in a cluster of its own (FMPL_TRANSPORT=ib, whose
+ * network is the same: one QDR port a node).  The model is on or off
+ * with the machine's (FMPL_TCA_MODEL, FMPL_IB_MODEL).
  *
  * The hybrid paper (Odajima et al. 2015) gives the hardware - Mellanox
  * ConnectX-3, QDR 4x, one port used, one flat switch (2.2, Table 1) - and one
@@ -48,18 +50,18 @@ static const fmpl_emu_param_t params[] = {
 
 #define NPARAMS (sizeof params / sizeof params[0])
 
-int fmpl_ib_model_read(ib_model_t *m, int on)
+int fmpl_ib_model_read(ib_model_t *m, int on, const char *prefix)
 {
     memset(m, 0, sizeof *m);
     int unused;                    /* on or off with the machine, not on its own */
-    int rc = fmpl_emu_params_read("FMPL_TCA_IB_", params, NPARAMS, m, &unused);
+    int rc = fmpl_emu_params_read(prefix, params, NPARAMS, m, &unused);
     m->on = on;
     return rc;
 }
 
-void fmpl_ib_model_log(const ib_model_t *m)
+void fmpl_ib_model_log(const ib_model_t *m, const char *prefix)
 {
-    fmpl_emu_params_log("InfiniBand", "FMPL_TCA_IB_", params, NPARAMS, m, m->on);
+    fmpl_emu_params_log("InfiniBand", prefix, params, NPARAMS, m, m->on);
 }
 
 uint64_t fmpl_ib_wire(const ib_model_t *m, uint64_t len)

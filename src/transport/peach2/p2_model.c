@@ -35,10 +35,13 @@
     { #NAME, offsetof(p2_model_t, field), def, lo, unit, src }
 
 static const fmpl_emu_param_t params[] = {
-    P(cpu_scale, CPU_SCALE, 1.0, 0, "",
-      "the program's CPU time between FMPL calls x this = its time on a TCA node"),
+    P(cpu_scale, CPU_SCALE, 0, 0, "",
+      "0: the program's own computation counts only as fmpl_compute says (deterministic "
+      "at any size and load); > 0: its measured CPU time x this counts too (this "
+      "machine's noise with it)"),
     P(cpu_threshold_ns, CPU_THRESHOLD_NS, 2000, 0, "ns",
-      "shorter computations between calls are noise, not charged (SMPI's cpu-threshold)"),
+      "with CPU_SCALE > 0: shorter computations between calls are not charged (SMPI's "
+      "cpu-threshold)"),
     P(call_ns, CALL_NS, 100, 0, "ns",
       "an FMPL call's own start: user level, no system call (est.)"),
     P(recv_done_ns, RECV_DONE_NS, 100, 0, "ns",

@@ -114,7 +114,8 @@ static int p2_open(fmpl_tl_t *tl)
     }
     /* remote writes, block-stride without packing; no remote atomics, no
      * remote read, no hardware collectives; keys are window addresses */
-    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
+    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK |
+               FMPL_TL_CAP_WATCH;
     tl->max_inline = FMPL_EMU_HALF;
     const p2_model_t *m = &t->m;
     fmpl_peach2_costs(m, &et->cost);

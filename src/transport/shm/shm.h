@@ -4,22 +4,31 @@
  * Every process owns one segment (a memfd: it never has a name in
  * /dev/shm, so nothing can leak, whatever kills the job).  Peers map it
  * through /proc/<pid>/fd/<fd>, published in the bootstrap modex.  Only the
- * owner writes its segment, with two documented exceptions: a receiver
- * draining our FIFO writes the records we queued into our lines, and the
- * CAS on a header word.
+ * owner writes its segment, with three documented exceptions: a receiver
+ * draining our FIFO writes the records we queued into our lines, the CAS
+ * on a header word, and a peer's contact bit (below).
  *
- * Segment layout (offsets in fmpl_shm_seg_hdr):
- *   lines  [size][nidx] x slot (shm_seg.c)
- *                                slot (r, i): what we tell reader r about i,
- *                                a cache line and the lines a long record
- *                                at offset 32 runs on into
- *   fifo   [size] rings          our outgoing FIFO to each peer
- *   acks   [size] x 64 B         ack[s]: FIFO chunks we consumed from s
- *   coll                         the "hardware" collectives (shm_coll.c):
- *     barrier counter              used in rank 0's segment only
- *     hb_desc [FMPL_SHM_HB_NSLOT]  our broadcast slots' sequence words
- *     hb_ack  [size] x 64 B        hb_ack[root]: root's chunks we copied
- *     hb_data [NSLOT][HB_CHUNK]    our broadcast slots
+ * Segment layout (offsets in fmpl_shm_seg_hdr): a common part every peer
+ * that talks to us maps, then a block for each reader, which only that
+ * reader maps, so that a process's address space grows with the peers it
+ * talks to (1024 ranks mapping each other's whole segments took 515 GB a
+ * rank):
+ *   common
+ *     header
+ *     contact [size bits], gen  a peer sets its bit (and bumps gen) before
+ *                               its first FIFO chunk to us, so that we map
+ *                               its block and drain it (shm_seg.c)
+ *     coll                      the "hardware" collectives (shm_coll.c):
+ *       barrier counter           used in rank 0's segment only
+ *       hb_desc [FMPL_SHM_HB_NSLOT]  our broadcast slots' sequence words
+ *       hb_ack  [size] x 64 B     hb_ack[root]: root's chunks we copied
+ *       hb_data [NSLOT][HB_CHUNK] our broadcast slots
+ *   block [size], block r what reader r maps of us, page-aligned:
+ *     lines [nidx] x slot       slot i: what we tell r about i, a cache
+ *                               line and the lines a long record at offset
+ *                               32 runs on into
+ *     ack                       FIFO chunks we consumed from r
+ *     fifo                      our outgoing FIFO to r
  *
  * Data paths of a put, chosen per call (fmpl_shm_put):
  *   self or fmpl_alloc_mem target  one memcpy into the target (mapped)
@@ -101,8 +110,11 @@ typedef struct fmpl_shm_seg_hdr {
     uint64_t magic;
     int32_t  pid, rank, size, nidx;
     uint64_t seg_len;
-    uint64_t lines_off, fifo_off, acks_off, coll_off, hb_data_off;
-    uint64_t fifo_stride;          /* bytes from one FIFO to the next */
+    uint64_t contact_off, coll_off, hb_data_off;
+    uint64_t blocks_off;           /* the common part's length */
+    uint64_t block_len;            /* from one reader's block to the next */
+    uint64_t ack_off, fifo_off;    /* inside a block (its lines at 0) */
+    uint64_t fifo_stride;          /* bytes of a FIFO */
     uint32_t fifo_nchunk;          /* chunks per FIFO */
     uint32_t slot;                 /* bytes of a mailbox slot */
     uint64_t self_addr;            /* where the owner maps it: a CMA probe target */
@@ -167,9 +179,12 @@ typedef struct fmpl_shm_pend {
 
 /* What we know of each peer. */
 typedef struct fmpl_shm_peer {
-    uint8_t *base;                 /* its segment, mapped */
-    size_t len;
-    pid_t pid;
+    uint8_t *common;               /* its segment's common part, mapped on first
+                                      use (fmpl_shm_map), NULL before */
+    uint8_t *block;                /* ... and its block for us */
+    pid_t pid;                     /* from the modex, on first use (fmpl_shm_pid) */
+    int fd;
+    int contacted;                 /* our contact bit is set in its segment */
     int cma_ok;                    /* 0 after CMA was refused */
     /* our FIFO to it */
     uint64_t produced, acked;      /* acked: last value read from its ack */
@@ -210,6 +225,9 @@ typedef struct fmpl_shm {
     size_t seg_len;
     fmpl_shm_seg_hdr_t layout;     /* same for every rank */
     fmpl_shm_peer_t *peers;
+    int *active, nactive;          /* the peers whose blocks we map: their FIFOs
+                                      are drained (progress), in order mapped */
+    uint64_t contact_seen;         /* our contact gen when last looked at */
     /* [size]: our lines as plain memory for the layers above (transport.h),
      * tl->direct unless FMPL_SHM_DIRECT=0; `queued` while the FIFO to the
      * peer is not empty (fmpl_shm_fifo_busy) */
@@ -251,16 +269,22 @@ static inline int fmpl_shm_here(const fmpl_tl_t *tl, int r)
     return !s->serve || s->serve[r];
 }
 
+/* The block `writer` keeps for `reader` (shm.h's layout).  Every use has
+ * us as one of them; a peer's block for us must be mapped (fmpl_shm_map). */
+static inline uint8_t *fmpl_shm_block(fmpl_shm_t *s, int writer, int reader)
+{
+    if (writer == s->tl->rank)
+        return s->seg + s->layout.blocks_off + (size_t)reader * s->layout.block_len;
+    return s->peers[writer].block;
+}
 /* address of the line `writer` writes for `reader` about `idx` */
 static inline uint8_t *fmpl_shm_line(fmpl_shm_t *s, int writer, int reader, int idx)
 {
-    return s->peers[writer].base + s->layout.lines_off +
-           ((size_t)reader * (size_t)s->layout.nidx + (size_t)idx) * s->layout.slot;
+    return fmpl_shm_block(s, writer, reader) + (size_t)idx * s->layout.slot;
 }
 static inline fmpl_shm_fifo_t fmpl_shm_fifo(fmpl_shm_t *s, int writer, int reader)
 {
-    uint8_t *f = s->peers[writer].base + s->layout.fifo_off +
-                 (size_t)reader * s->layout.fifo_stride;
+    uint8_t *f = fmpl_shm_block(s, writer, reader) + s->layout.fifo_off;
     return (fmpl_shm_fifo_t){ .desc = (fmpl_shm_chunk_t *)(void *)f,
                               .data = f + (size_t)s->layout.fifo_nchunk *
                                           sizeof(fmpl_shm_chunk_t) };
@@ -269,9 +293,15 @@ static inline uint8_t *fmpl_shm_fifo_chunk(fmpl_shm_fifo_t f, unsigned k)
 {
     return f.data + (size_t)k * FMPL_SHM_CHUNK;
 }
+/* FIFO chunks `owner` consumed from `sender` */
 static inline fmpl_shm_ack_t *fmpl_shm_ack(fmpl_shm_t *s, int owner, int sender)
 {
-    return (fmpl_shm_ack_t *)(s->peers[owner].base + s->layout.acks_off) + sender;
+    return (fmpl_shm_ack_t *)(void *)(fmpl_shm_block(s, owner, sender) + s->layout.ack_off);
+}
+/* `owner`'s common part (mapped: fmpl_shm_map) */
+static inline uint8_t *fmpl_shm_common(fmpl_shm_t *s, int owner)
+{
+    return owner == s->tl->rank ? s->seg : s->peers[owner].common;
 }
 
 /* shm_ops.c: open serving only the ranks r with serve[r] (the route
@@ -285,9 +315,24 @@ void   fmpl_shm_copy_nt(void *dst, const void *src, size_t n);
 
 /* shm_seg.c */
 int  fmpl_shm_seg_create(fmpl_shm_t *s);
-int  fmpl_shm_seg_map_peers(fmpl_shm_t *s);
 void fmpl_shm_seg_destroy(fmpl_shm_t *s);
-/* shm_put.c: 0 when a cross-memory read from every peer works */
+/* Map `peer`'s common part and its block for us, once: FMPL_SUCCESS, or
+ * an FMPL code (logged) when it cannot be (gone, another layout). */
+int  fmpl_shm_map(fmpl_shm_t *s, int peer);
+static inline int fmpl_shm_mapped(fmpl_shm_t *s, int peer)
+{
+    return peer == s->tl->rank || s->peers[peer].block ? FMPL_SUCCESS : fmpl_shm_map(s, peer);
+}
+/* Before our first FIFO chunk to `peer`: map it, and set our contact bit
+ * in its segment so that it drains us. */
+int  fmpl_shm_contact(fmpl_shm_t *s, int peer);
+/* Map the peers whose contact bits are new; how many. */
+int  fmpl_shm_contacts(fmpl_shm_t *s);
+/* `peer`'s pid (the modex's, read on first use; 0 if unknown) */
+pid_t fmpl_shm_pid(fmpl_shm_t *s, int peer);
+/* FMPL_SUCCESS when the ranks here agree on the layout (at start-up) */
+int  fmpl_shm_layout_check(fmpl_shm_t *s);
+/* 0 when this process may read another's memory (cross-memory attach) */
 int fmpl_shm_cma_probe(fmpl_shm_t *s);
 
 /* shm_mem.c */
@@ -324,7 +369,7 @@ int  fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgo
 /* shm_coll.c */
 static inline _Atomic uint64_t *fmpl_shm_coll_word(fmpl_shm_t *s, int owner, size_t off)
 {
-    return (_Atomic uint64_t *)(s->peers[owner].base + s->layout.coll_off + off);
+    return (_Atomic uint64_t *)(void *)(fmpl_shm_common(s, owner) + s->layout.coll_off + off);
 }
 int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st);
 int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st);

@@ -29,6 +29,9 @@
 int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
+    int rc = fmpl_shm_mapped(s, 0);   /* the counter is in rank 0's segment */
+    if (rc != FMPL_SUCCESS)
+        return rc;
     _Atomic uint64_t *count = fmpl_shm_coll_word(s, 0, FMPL_SHM_BAR_COUNT);
     if (!st->started) {
         st->started = 1;
@@ -43,7 +46,7 @@ int fmpl_shm_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 
 static uint8_t *hb_slot(fmpl_shm_t *s, int root, uint64_t k)
 {
-    return s->peers[root].base + s->layout.hb_data_off +
+    return fmpl_shm_common(s, root) + s->layout.hb_data_off +
            (size_t)(k % FMPL_SHM_HB_NSLOT) * FMPL_SHM_HB_CHUNK;
 }
 
@@ -70,6 +73,12 @@ int fmpl_shm_bcast(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
     uint64_t nchunk = (len + FMPL_SHM_HB_CHUNK - 1) / FMPL_SHM_HB_CHUNK;
+    /* the root's slots, and the readers' acknowledgements the root reads */
+    int rc = fmpl_shm_mapped(s, root);
+    for (int r = 0; rc == FMPL_SUCCESS && tl->rank == root && r < tl->size; r++)
+        rc = fmpl_shm_mapped(s, r);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     if (!st->started) {
         st->started = 1;
         st->base = s->hb_count[root];

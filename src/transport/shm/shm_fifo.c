@@ -158,7 +158,7 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
     fmpl_shm_peer_t *p = &s->peers[peer];
     if (p->pend || len > FMPL_SHM_CHUNK || idx < 0 || idx >= s->layout.nidx ||
         reclen > FMPL_SHM_DREC_MAX || !dn_rec_ok(s, FMPL_SHM_DN_WORD(off, reclen)) ||
-        !has_room(s, peer))
+        fmpl_shm_contact(s, peer) != FMPL_SUCCESS || !has_room(s, peer))
         return 0;
     fmpl_shm_fifo_t f = out_fifo(s, peer);
     unsigned k = (unsigned)(p->produced % s->layout.fifo_nchunk);
@@ -198,6 +198,9 @@ int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
                       fmpl_tl_comp_t *comp)
 {
     size_t done = 0;
+    int rc = fmpl_shm_contact(s, peer);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     if (!s->peers[peer].pend)
         done = push_data(s, peer, src, len, key, roff, stream);
     if (done == len)
@@ -205,7 +208,7 @@ int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
     fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_DATA, .src = (const uint8_t *)src + done,
                           .len = len - done, .key = *key, .roff = roff + done,
                           .comp = comp, .stream = stream };
-    int rc = enqueue(s, peer, &e);
+    rc = enqueue(s, peer, &e);
     if (rc == FMPL_SUCCESS)
         comp->pending++;
     return rc;
@@ -214,12 +217,15 @@ int fmpl_shm_fifo_put(fmpl_shm_t *s, int peer, const void *src, size_t len,
 int fmpl_shm_fifo_notify(fmpl_shm_t *s, int peer, int idx, unsigned off,
                          const void *rec, unsigned len, fmpl_tl_comp_t *comp)
 {
+    int rc = fmpl_shm_contact(s, peer);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     if (!s->peers[peer].pend && push_notify(s, peer, idx, off, rec, len))
         return FMPL_SUCCESS;
     fmpl_shm_pend_t e = { .kind = FMPL_SHM_CH_NOTIFY, .idx = idx, .off = off,
                           .reclen = len, .comp = comp };
     memcpy(e.rec, rec, len);
-    int rc = enqueue(s, peer, &e);
+    rc = enqueue(s, peer, &e);
     if (rc == FMPL_SUCCESS && comp)
         comp->pending++;
     return rc;

@@ -7,6 +7,7 @@
  * the body: one cache-line transfer carries a header or a small message,
  * and the lines after it a longer one.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "fmpl.h"
@@ -14,7 +15,13 @@
 
 volatile void *fmpl_shm_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 {
+    /* A peer we cannot map (gone) shows an empty line, which never
+     * matches: the wait on it ends by its liveness check. */
+    static const uint8_t nothing[FMPL_TL_LINE + FMPL_SHM_EXT_MAX]
+        __attribute__((aligned(FMPL_TL_LINE)));
     fmpl_shm_t *s = fmpl_shm_of(tl);
+    if (fmpl_shm_mapped(s, peer) != FMPL_SUCCESS)
+        return (volatile void *)(uintptr_t)nothing;
     return fmpl_shm_line(s, peer, tl->rank, idx);
 }
 
@@ -39,6 +46,9 @@ int fmpl_shm_mbox_cas(fmpl_tl_t *tl, int peer, int idx, unsigned off, int outgoi
                       uint64_t expect, uint64_t desired, uint64_t *old)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
+    int rc = outgoing ? FMPL_SUCCESS : fmpl_shm_mapped(s, peer);
+    if (rc != FMPL_SUCCESS)
+        return rc;
     uint8_t *line = outgoing ? fmpl_shm_line(s, tl->rank, peer, idx)
                              : fmpl_shm_line(s, peer, tl->rank, idx);
     return fmpl_tl_word_cas(line + off, expect, desired, old);

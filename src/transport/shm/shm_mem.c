@@ -100,7 +100,7 @@ uint8_t *fmpl_shm_key_remote(fmpl_shm_t *s, int peer, const fmpl_tl_key_t *key,
     if (!r) {
         /* first use: map it, evicting the oldest entry */
         size_t n = 0;
-        uint8_t *base = fmpl_seg_map_of(s->peers[peer].pid, (int)(key->kind >> 8), &n);
+        uint8_t *base = fmpl_seg_map_of(fmpl_shm_pid(s, peer), (int)(key->kind >> 8), &n);
         if (!base)
             return NULL;
         r = &s->rmap[s->rmap_next++ % FMPL_SHM_RMAP_MAX];

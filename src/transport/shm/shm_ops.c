@@ -78,7 +78,8 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     s->peers = calloc((size_t)tl->size, sizeof *s->peers);
     s->hb_count = calloc((size_t)tl->size, sizeof *s->hb_count);
     s->direct = calloc((size_t)tl->size, sizeof *s->direct);
-    if (!s->peers || !s->hb_count || !s->direct) {
+    s->active = calloc((size_t)tl->size, sizeof *s->active);
+    if (!s->peers || !s->hb_count || !s->direct || !s->active) {
         shm_close(tl);
         return FMPL_ERR_NOMEM;
     }
@@ -90,22 +91,21 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_shm_seg_map_peers(s);
+        rc = fmpl_shm_layout_check(s);
     if (rc == FMPL_SUCCESS && s->cma && fmpl_shm_cma_probe(s) != 0)
         tl->caps &= ~FMPL_TL_CAP_GET;
-    /* Once everybody has mapped everybody, a peer may exit at any time
-     * without breaking anyone's start-up. */
+    /* Once every probe is done, a peer may exit at any time without
+     * breaking anyone's start-up.  Peers' segments are mapped as we come
+     * to talk to them (fmpl_shm_map), which sets their direct[].in. */
     if (rc == FMPL_SUCCESS)
         rc = tl->boot->ops->fence(tl->boot);
     if (rc != FMPL_SUCCESS) {
         shm_close(tl);
         return rc;
     }
+    s->direct[tl->rank].in = fmpl_shm_line(s, tl->rank, tl->rank, 0);
     for (int r = 0; r < tl->size; r++)
-        if (s->peers[r].base) {
-            s->direct[r].in = fmpl_shm_line(s, r, tl->rank, 0);
-            s->direct[r].out = fmpl_shm_line(s, tl->rank, r, 0);
-        }
+        s->direct[r].out = fmpl_shm_line(s, tl->rank, r, 0);
     if (direct) {
         tl->direct = s->direct;
         tl->direct_slot = s->layout.slot;
@@ -139,24 +139,28 @@ static void shm_close(fmpl_tl_t *tl)
     free(s->peers);
     free(s->hb_count);
     free(s->direct);
+    free(s->active);
     tl->direct = NULL;
     free(s);
     tl->priv = NULL;
 }
 
+/* Pending FIFO work out; then the FIFOs of the peers we have mapped
+ * (those that write to us set their contact bit first, shm_seg.c): the
+ * peers a rank talks to, not every rank of the job. */
 static int shm_progress(fmpl_tl_t *tl)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
     int n = 0;
     if (s->npend)
-        for (int r = 0; r < tl->size; r++)
-            if (s->peers[r].pend)
-                n += fmpl_shm_fifo_push(s, r);
-    for (int r = 0; r < tl->size; r++) {
+        for (int i = 0; i < s->nactive; i++)
+            if (s->peers[s->active[i]].pend)
+                n += fmpl_shm_fifo_push(s, s->active[i]);
+    fmpl_shm_contacts(s);
+    for (int i = 0; i < s->nactive; i++) {
+        int r = s->active[i];
         fmpl_shm_peer_t *p = &s->peers[r];
-        if (r != tl->rank && p->base &&
-            (!p->next ||
-             atomic_load_explicit(p->next, memory_order_relaxed) == p->consumed + 1))
+        if (!p->next || atomic_load_explicit(p->next, memory_order_relaxed) == p->consumed + 1)
             n += fmpl_shm_fifo_drain(s, r);
     }
     return n;
@@ -165,7 +169,8 @@ static int shm_progress(fmpl_tl_t *tl)
 static int shm_peer_ok(fmpl_tl_t *tl, int peer)
 {
     fmpl_shm_t *s = fmpl_shm_of(tl);
-    pid_t pid = s->peers[peer].pid;   /* 0: on another host, not ours to judge */
+    /* 0: on another host (not ours to judge), or never published */
+    pid_t pid = fmpl_shm_here(tl, peer) ? fmpl_shm_pid(s, peer) : 0;
     return pid <= 0 || !(kill(pid, 0) != 0 && errno == ESRCH);
 }
 

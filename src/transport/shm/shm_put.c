@@ -53,11 +53,11 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                                                  : FMPL_SHM_STREAM_YES;
     if (!stream && s->cma && p->cma_ok && (len > s->eager || (flags & FMPL_TL_PUT_SPLIT)) &&
         !p->pend) {
-        int e = fmpl_cma_copy(s->peers[peer].pid, (uint8_t *)src, len, key->addr + roff, 1);
+        int e = fmpl_cma_copy(fmpl_shm_pid(s, peer), (uint8_t *)src, len, key->addr + roff, 1);
         if (e == 0)
             return FMPL_SUCCESS;
         if (e == -ESRCH) {
-            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)p->pid);
+            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)fmpl_shm_pid(s, peer));
             return FMPL_ERR_PEER;
         }
         if (e == -EFAULT) {
@@ -109,7 +109,7 @@ int fmpl_shm_get(fmpl_tl_t *tl, int peer, void *dst, size_t len, const fmpl_tl_k
     fmpl_shm_peer_t *p = &s->peers[peer];
     if ((key->kind & 0xff) != FMPL_SHM_KEY_USER || !s->cma || !p->cma_ok)
         return FMPL_ERR_UNSUPPORTED;
-    int e = fmpl_cma_copy(s->peers[peer].pid, dst, len, key->addr + roff, 0);
+    int e = fmpl_cma_copy(fmpl_shm_pid(s, peer), dst, len, key->addr + roff, 0);
     if (e == 0)
         return FMPL_SUCCESS;
     if (e == -ESRCH)
@@ -155,7 +155,7 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
     if ((key->kind & 0xff) == FMPL_SHM_KEY_USER && s->cma && p->cma_ok &&
         blklen * nblk > s->eager && blklen >= CMA_BLOCK_MIN && !p->pend) {
         size_t b = 0;
-        int e = fmpl_cma_write_blocks(p->pid, sp, blklen, nblk, sstride, key->addr + roff,
+        int e = fmpl_cma_write_blocks(fmpl_shm_pid(s, peer), sp, blklen, nblk, sstride, key->addr + roff,
                                       dstride, &b);
         if (e == -ESRCH)
             return FMPL_ERR_PEER;
@@ -173,30 +173,3 @@ int fmpl_shm_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen
                                       comp);
 }
 
-/*
- * Read 8 bytes of every peer's segment header through its own mapping.
- * Where the kernel refuses (Yama ptrace_scope 2 or 3, a seccomp filter),
- * that peer's copies go through the FIFO, and remote reads are off for
- * the whole transport: a receiver that could not read would otherwise
- * wait for a sender that relies on it (split copies, pulled queued
- * matrix messages).
- */
-int fmpl_shm_cma_probe(fmpl_shm_t *s)
-{
-    fmpl_tl_t *tl = s->tl;
-    int ok = 1;
-    for (int r = 0; r < tl->size; r++) {
-        if (r == tl->rank || !fmpl_shm_here(tl, r))
-            continue;
-        const fmpl_shm_seg_hdr_t *h = (const fmpl_shm_seg_hdr_t *)s->peers[r].base;
-        uint64_t v;
-        struct iovec l = { &v, sizeof v }, rm = { (void *)(uintptr_t)h->self_addr, sizeof v };
-        if (process_vm_readv(s->peers[r].pid, &l, 1, &rm, 1, 0) != (ssize_t)sizeof v) {
-            fmpl_log_info("cross-memory attach to rank %d refused (%s); using the "
-                          "pipelined path", r, strerror(errno));
-            s->peers[r].cma_ok = 0;
-            ok = 0;
-        }
-    }
-    return ok ? 0 : -1;
-}

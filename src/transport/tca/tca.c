@@ -213,7 +213,7 @@ static int tca_open(fmpl_tl_t *tl)
     int p2_links = tl->size * P2_LINKS_PER_NODE, p2_chans = tl->size * FMPL_PEACH2_CHANS_PER_NODE;
     rc = fmpl_peach2_net_open(&t->p2, tl, et, base, nodes);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans);
+        rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans, "FMPL_TCA_IB_");
     int nlinks = p2_links + tl->size * FMPL_IB_LINKS_PER_NODE;
     fmpl_emu_time_t *ps = calloc((size_t)nlinks, sizeof *ps);
     if (rc == FMPL_SUCCESS && !ps)
@@ -270,7 +270,8 @@ static int tca_open(fmpl_tl_t *tl)
                                        .max_inline = FMPL_EMU_HALF, .priv = priv[i] };
     /* block-stride everywhere (InfiniBand: a write a block), no remote
      * atomics or reads (PEACH2 has none); sub-clusters are near groups */
-    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK;
+    tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_STRIDED | FMPL_TL_CAP_SHARED_LINK |
+               FMPL_TL_CAP_WATCH;
     /* MPI over InfiniBand packs (Odajima et al. 2015, 4.2) */
     if (t->policy == POLICY_IB)
         tl->caps &= ~FMPL_TL_CAP_STRIDED;
@@ -286,7 +287,7 @@ static int tca_open(fmpl_tl_t *tl)
                   policy_name[t->policy], t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0,
                   t->ib_hops);
     fmpl_peach2_model_log(m);
-    fmpl_ib_model_log(&t->ib.m);
+    fmpl_ib_model_log(&t->ib.m, "FMPL_TCA_IB_");
     return FMPL_SUCCESS;
 }
 

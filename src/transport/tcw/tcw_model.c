@@ -31,10 +31,13 @@
     { #NAME, offsetof(tcw_model_t, field), def, lo, unit, src }
 
 static const fmpl_emu_param_t params[] = {
-    P(cpu_scale, CPU_SCALE, 1.0, 0, "",
-      "the program's CPU time between FMPL calls x this = its time on the SR8000"),
+    P(cpu_scale, CPU_SCALE, 0, 0, "",
+      "0: the program's own computation counts only as fmpl_compute says (deterministic "
+      "at any size and load); > 0: its measured CPU time x this counts too (this "
+      "machine's noise with it)"),
     P(cpu_threshold_ns, CPU_THRESHOLD_NS, 2000, 0, "ns",
-      "shorter computations between calls are noise, not charged (SMPI's cpu-threshold)"),
+      "with CPU_SCALE > 0: shorter computations between calls are not charged (SMPI's "
+      "cpu-threshold)"),
     P(call_ns, CALL_NS, 500, 0, "ns",
       "an FMPL call's own start (Table 1: init 0.5 us, send and receive)"),
     P(kick_ns, KICK_NS, 300, 0, "ns",

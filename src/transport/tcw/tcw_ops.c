@@ -50,8 +50,16 @@ static int tcw_open(fmpl_tl_t *tl)
     /* remote DMA writes and the hardware collectives; no remote atomics,
      * no remote read, no strided DMA (each block is a TCW of its own) */
     tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_VADDR | FMPL_TL_CAP_HW_BCAST | FMPL_TL_CAP_SHARED_LINK |
+               FMPL_TL_CAP_WATCH |
                (fmpl_tcw_hw_refusal(&t->x) ? 0 : FMPL_TL_CAP_HW_BARRIER);
     tl->max_inline = FMPL_TCW_HALF;
+    /* a mailbox kick nobody counts completes before the call returns
+     * (tcw_nia.c): one more destination costs the sender its round trip */
+    if (t->m.on) {
+        double hop = t->m.nia_send_ns + t->m.xbar_ns + t->m.nia_recv_ns;
+        tl->fanout_ns = t->m.kick_ns + hop + t->m.xbar_ns + t->m.ack_ns;
+        tl->oneway_ns = t->m.call_ns + t->m.kick_ns + hop + t->m.recv_done_ns;
+    }
 
     t->et->cost = (fmpl_emu_costs_t){ .call_ns = t->m.call_ns, .recv_done_ns = t->m.recv_done_ns,
                                      .copy_mbps = t->m.copy_mbps, .op_mbps = t->m.op_mbps };
