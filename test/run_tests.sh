@@ -1,76 +1,326 @@
 #!/bin/bash
 # run_tests.sh - run every FMPL test (what `make check` runs after `make all`).
 #
-#   test/run_tests.sh [NAME...]     from any directory
+#   test/run_tests.sh [NAME...]          run the steps, from any directory
+#   test/run_tests.sh --list [NAME...]   print the steps (name, tier,
+#                                        timeout, command), run nothing
+#   test/run_tests.sh --help
 #
-# Runs, in order:
-#   1. every test/check_* driver (Check; each prints its own summary), then
-#      with FMPL_TRANSPORT=ofi (libfabric's tcp provider: its suites, and
-#      the net and shm providers' p2p suites, only when named), and check_p2p, check_coll and check_blacs
-#      again routed: FMPL_TEST_RANKS_PER_HOST=2 gives every two ranks a
-#      host name of their own (route transport, node-leader collectives);
-#      and on the emulated SR8000 (FMPL_TRANSPORT=tcw), the emulated
-#      PEACH2 sub-cluster (FMPL_TRANSPORT=peach2) and emulated HA-PACS/TCA
-#      (FMPL_TRANSPORT=tca: PEACH2 and InfiniBand), each with its timing
-#      model (check_errors too) and without it (check_coll; check_p2p
-#      only when named; tca: the router's other policies and the model
-#      off only when named);
-#      and over real InfiniBand
-#      verbs (FMPL_TRANSPORT=dcfa, soft-RoCE in one and two qemu guests:
-#      test/dcfa_test.sh);
-#   2. test/progs/fortran_pingpong (fmplrun -n 2) and fortran_coll (-n 3),
-#      if built, both through the module `use fmpl`; fortran_include (-n 2)
-#      through `include 'fmplf.h'`; test/fortran_module_test.sh (the
-#      module: an interface for every binding, with the C types; wrong
-#      calls fail to compile; a `use fmpl` program built from a staged
-#      install with pkg-config alone runs); test/himeno_test.sh (Himeno on 2..8 processes must give
-#      the one-process residual), also on tcw, peach2 and tca, and Himeno on
-#      16 tcw nodes;
-#      sanitizers (test/sanitizer_test.sh: a copy of the tree built with
-#      one; no report allowed): ThreadSanitizer on shm and libfabric jobs
-#      with FMPL's threads (tsan_test), AddressSanitizer, LeakSanitizer
-#      and UndefinedBehaviorSanitizer on the point-to-point, collective,
-#      halo and BLACS workers over shm, libfabric and routed (asan_test);
-#      libFuzzer harnesses of what peers write (test/fuzz_test.sh);
-#   3. a valgrind (memcheck) subset: each rank of a 2-rank job under
-#      valgrind --error-exitcode=9;
-#   4. test/pmix_test.sh, if it exists and mpirun is installed;
-#   5. FMPL jobs (pingpong, random, collectives, halo exchange, MPI beside
-#      FMPL) under mpirun, some of them also on the libfabric transport;
-#      then test/multihost_test.sh (steps multihost_*): the same jobs and the
-#      ScaLAPACK solve across network namespaces ("hosts") with mpirun's
-#      agent entering them, over libfabric's tcp provider and in the
-#      default mode, and a rank killed on one host.  Needs root: where the
-#      machine refuses namespaces the step FAILS (never skips);
-#      then the fault matrix (test/fault_test.sh, 30 trials), a
-#      minute of soak (test/soak_test.sh) and two users' jobs side by
-#      side, neither reaching into the other (test/isolation_test.sh);
-#      then test/slurm_test.sh: a private Slurm (munged, slurmctld, a
-#      slurmd on each of two namespace hosts) running FMPL jobs of 1-4
-#      tasks under srun --mpi=pmix, ScaLAPACK on fmpl-blacs, MPI beside
-#      FMPL, srun -N 2 routed shm/libfabric, a task killed on one host
-#      and across two;
-#   6. fmpl-blacs: its exports against Debian's libscalapack-openmpi, the
-#      pdgesv examples, Debian's BLACS testers (xCbtest, xFbtest under
-#      mpirun) and ScaLAPACK testers (under fmplrun), fmpl-blacs preloaded;
-#      pdgetrf on 2 x 8 tcw nodes, xdlu and xdllt on 4;
-#   7. make install into a scratch prefix, pkg-config build, run; the man
-#      pages (test/man_test.sh): a page for every exported function, each
-#      renders without a warning with its sections and existing SEE ALSO,
-#      fmpl.7 names every FMPL_* variable the code reads, and they install
-#      where man -M finds them;
-#   8. bench/compare -p on a short run (test/bench_plots_test.sh): the data
-#      files and gnuplot's plots that `make bench` leaves in bench/out.
-# With NAME arguments only the steps whose name contains one of them run
-# (e.g. `test/run_tests.sh check_launch valgrind`).
+# What runs, in order, is two tables below: CHECKS, every Check driver
+# (test/check_*) on the transports' variants of VARIANTS, then STEPS, the
+# other tests.  Each step has a tier:
+#   default  runs in `make check`, and whenever it is selected;
+#   named    runs only when a NAME selects it (left out of make check's 40
+#            minutes: slow, or another setting of what a default step covers).
+# With NAMEs only the steps whose name contains one of them run, of either
+# tier (e.g. `test/run_tests.sh check_launch valgrind`); `mpirun_jobs`
+# selects the mpirun_* steps, as it always has.
 #
 # Counts: a Check driver adds its passed and failed tests; every other step
 # is one test.  The last line is "N passed, M failed"; the exit status is
-# non-zero when anything failed.  Logs go to test/logs/.
+# non-zero when anything failed.  Logs go to test/logs/NAME.log.
 set -u
 
 cd "$(dirname "$0")/.." || exit 2
 TOP=$(pwd)
+
+usage() {
+    cat <<'EOF'
+usage: test/run_tests.sh [NAME...]          run the steps of tier default, or
+                                            (NAMEs) those whose name contains a
+                                            NAME, of any tier
+       test/run_tests.sh --list [NAME...]   print them, one a line: name, tier,
+                                            timeout (s), environment and command,
+                                            [requirements]; run nothing
+       test/run_tests.sh --help             this text
+Tiers: default (make check runs it), named (only when a NAME selects it).
+EOF
+}
+LIST_ONLY=0
+case "${1:-}" in
+    --list|-l) LIST_ONLY=1; shift ;;
+    --help|-h) usage; exit 0 ;;
+    -?*) echo "run_tests.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+esac
+PATTERNS=("$@")
+
+# ---- the Check drivers ------------------------------------------------------
+# A variant: a transport and its settings.  Its steps are named
+# VARIANT_DRIVER (plain: DRIVER alone); requires: see STEPS.
+VARIANTS='
+# variant       requires           environment
+plain           -                  -
+# libfabric, every peer through it on one host: the tcp provider
+# (tcp;ofi_rxm), the net provider (the tcp rewrite FMPL picks by itself
+# where libfabric has it), the shm provider (manual progress, driven by the
+# transport thread)
+ofi_tcp         libfabric          FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
+ofi_net         libfabric,fi:net   FMPL_TRANSPORT=ofi FI_PROVIDER=net
+ofi_shm         libfabric          FMPL_TRANSPORT=ofi FI_PROVIDER=shm
+# routed: every two ranks a fake host (test/fakehost.sh), so jobs of 3 and
+# more ranks run on the route transport (shm inside a host, libfabric
+# between hosts, the provider FMPL picks) and collectives on node leaders
+route           libfabric          -u FI_PROVIDER FMPL_TEST_RANKS_PER_HOST=2
+# the emulated SR8000 (2 x 8 nodes), with its timing model (virtual time,
+# no remote atomics or read, no progress thread) and without it
+tcw             -                  FMPL_TRANSPORT=tcw
+tcw_nomodel     -                  FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=0
+# the emulated PEACH2 sub-cluster of HA-PACS/TCA (up to 16 nodes)
+peach2          -                  FMPL_TRANSPORT=peach2
+peach2_nomodel  -                  FMPL_TRANSPORT=peach2 FMPL_TCA_MODEL=0
+# emulated HA-PACS/TCA, PEACH2 and InfiniBand: sub-clusters of 2 (near and
+# far peers), writes above 4 KiB to near peers on InfiniBand; the other
+# policies of its router (InfiniBand alone; PEACH2 alone, sub-clusters of
+# 4); the model off, sub-clusters of 3
+tca             -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096
+tca_ib          -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
+tca_peach2      -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_ROUTE=peach2
+tca_nomodel     -                  FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
+# an emulated InfiniBand cluster, a fat tree of 2-node leaves and 2 spines
+# (so a 4-rank job crosses spines)
+ib              -                  FMPL_TRANSPORT=ib FMPL_IB_TOPO=fattree FMPL_IB_LEAF=2 FMPL_IB_SPINES=2
+'
+# Which driver runs on which variant, in this order.  A driver the table
+# names runs only where its rows say; `*` stands for every other driver
+# (test/check_*.c or a built test/check_*), so a new one runs by default
+# on each transport and, when named, on the other settings.
+# check_launch, check_memmon and what only tcw, peach2 or tca has
+# (check_tcw, check_peach2, check_tca) run plain: they set up their jobs.
+CHECKS='
+# variant       tier     drivers
+plain           default  check_blacs check_coll check_errors check_launch check_memmon check_p2p check_peach2 check_tca check_tcw *
+# ofi_tcp_check_p2p about 200 s, _coll 230 s, _blacs 60 s (each process
+# loading libfabric spends half a second in libinfinipath start-up); the
+# route_* suites, asan_test, the forgery, fault and soak tests run these
+# paths in make check, the multi-host jobs the net provider
+ofi_tcp         named    check_p2p check_coll check_blacs
+ofi_tcp         default  *
+ofi_net         named    check_p2p *                  # 70 s
+ofi_shm         named    check_p2p *                  # 85 s
+route           default  check_p2p check_coll check_blacs *
+# the BLACS sit on p2p and coll: with the model only; without it, p2p
+# (about 55 s) only when named
+tcw             default  check_p2p check_coll check_blacs check_errors *
+tcw_nomodel     named    check_p2p
+tcw_nomodel     default  check_coll
+tcw_nomodel     named    *
+peach2          default  check_p2p check_coll check_blacs check_errors *
+peach2_nomodel  named    check_p2p
+peach2_nomodel  default  check_coll
+peach2_nomodel  named    *
+tca             default  check_p2p check_coll check_blacs check_errors *
+# 70 s each; tca_nomodel_check_coll 40 s (peach2_nomodel_check_coll runs
+# the same PEACH2 engine without its model)
+tca_ib          named    check_p2p check_coll *
+tca_peach2      named    check_coll *
+tca_nomodel     named    check_p2p check_coll *
+ib              default  check_p2p check_coll check_errors
+ib              named    check_blacs *
+'
+
+# ---- every other step -------------------------------------------------------
+# requires: what the step needs, comma-separated, `-` none; when one is
+# missing the step is skipped with a note, or, marked `!`, FAILS.
+#   x:FILE executable  f:FILE  cmd:COMMAND  libfabric (pkg-config)
+#   fi:PROVIDER (fi_info -p)  verbs (lib/libfmpl.so links libibverbs)
+#   scalapack (Debian's ScaLAPACK testers)
+# for the commands of STEPS (expanded by eval)
+VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
+VG="$VG --track-origins=no --fair-sched=yes"
+# shellcheck disable=SC2034
+VGRUN="bin/fmplrun -n 2 -t 500 $VG"
+# shellcheck disable=SC2034
+MR="mpirun --allow-run-as-root --oversubscribe"
+# shellcheck disable=SC2034
+OFI="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=tcp"
+STEPS='
+# name                      tier     timeout requires                   command
+# a peer writing into the mailbox of another as a third rank: dropped on
+# every provider (FI_SOURCE says who sent); with the check off it lands
+ofi_tcp_forge               default  120  libfabric,x:test/progs/forge  env FMPL_TRANSPORT=ofi FI_PROVIDER=tcp bin/fmplrun -n 3 -t 100 test/progs/forge
+ofi_net_forge               default  120  libfabric,x:test/progs/forge,fi:net  env FMPL_TRANSPORT=ofi FI_PROVIDER=net bin/fmplrun -n 3 -t 100 test/progs/forge
+ofi_shm_forge               default  120  libfabric,x:test/progs/forge  env FMPL_TRANSPORT=ofi FI_PROVIDER=shm bin/fmplrun -n 3 -t 100 test/progs/forge
+ofi_forge_unchecked         default  120  libfabric,x:test/progs/forge  env FMPL_TRANSPORT=ofi FI_PROVIDER=tcp FMPL_OFI_CHECK_SOURCE=0 bin/fmplrun -n 3 -t 100 test/progs/forge -e
+# InfiniBand verbs (FMPL_TRANSPORT=dcfa) on soft-RoCE in one qemu guest,
+# then across two (mpirun, PMIx); where qemu cannot run here: FAIL
+dcfa_test                   default 1500  x:bin/fmplrun,!verbs          test/dcfa_test.sh
+# Fortran: through the module (use fmpl) and the include file fmplf.h; the
+# module against its C types (wrong calls fail to compile), from an install
+fortran_pingpong            default  300  x:test/progs/fortran_pingpong bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
+fortran_coll                default  300  x:test/progs/fortran_coll     bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
+fortran_include             default  300  x:test/progs/fortran_include  bin/fmplrun -n 2 -t 240 test/progs/fortran_include
+fortran_module_test         default  300  -                             sh test/fortran_module_test.sh
+# Himeno on 2..8 processes gives the one-process residual; also on the
+# emulated machines, and on the 16 tcw nodes
+himeno_test                 default  120  x:examples/himeno             test/himeno_test.sh
+himeno_peach2               default  120  x:examples/himeno             env FMPL_TRANSPORT=peach2 test/himeno_test.sh
+himeno_tca                  default  120  x:examples/himeno             env FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 test/himeno_test.sh
+himeno_tcw                  default  120  x:examples/himeno             env FMPL_TRANSPORT=tcw test/himeno_test.sh
+himeno_tcw16                default  300  x:examples/himeno             env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 240 examples/himeno S -n 20
+# a copy of the tree built with a sanitizer, no report allowed: threads
+# (shm, libfabric); address, leaks, undefined behaviour (p2p, collective,
+# halo, BLACS workers on shm, libfabric, routed); libFuzzer harnesses of
+# what peers, the PMIx server and users write
+tsan_test                   default  600  -                             sh test/sanitizer_test.sh thread
+asan_test                   default  600  -                             sh test/sanitizer_test.sh address
+fuzz_test                   default  600  -                             env FUZZ_SECONDS=12 sh test/fuzz_test.sh
+# memcheck on each rank of small 2-rank jobs
+valgrind_pingpong           default  600  cmd:valgrind                  $VGRUN test/progs/pingpong -m 65536
+valgrind_pingpong_nocma     default  600  cmd:valgrind                  env FMPL_SHM_CMA=0 $VGRUN test/progs/pingpong -i -m 65536
+valgrind_selfsend           default  600  cmd:valgrind                  $VGRUN test/progs/selfsend -m 1M
+valgrind_random             default  600  cmd:valgrind,x:test/progs/random     $VGRUN test/progs/random -M 64K -R 3 -k 12
+valgrind_spill              default  600  cmd:valgrind,x:test/progs/spill      $VGRUN test/progs/spill
+valgrind_cancel             default  600  cmd:valgrind,x:test/progs/cancel     $VGRUN test/progs/cancel -R 6
+valgrind_truncate           default  600  cmd:valgrind,x:test/progs/truncate   $VGRUN test/progs/truncate
+valgrind_badargs            default  600  cmd:valgrind,x:test/progs/badargs    $VGRUN test/progs/badargs
+valgrind_sync               default  600  cmd:valgrind,x:test/progs/sync       $VGRUN test/progs/sync -m 256K -r 1
+valgrind_coll_ops           default  600  cmd:valgrind,x:test/progs/coll_ops   $VGRUN test/progs/coll_ops -M 8K -A 64
+valgrind_coll_comm          default  600  cmd:valgrind,x:test/progs/coll_comm  $VGRUN test/progs/coll_comm -F 20
+valgrind_coll_args          default  600  cmd:valgrind,x:test/progs/coll_args  $VGRUN test/progs/coll_args
+valgrind_coll_halo_2d       default  600  cmd:valgrind,x:test/progs/coll_halo  $VGRUN test/progs/coll_halo -g 2x1 -m -w 2 -e 24
+valgrind_coll_halo_3d       default  600  cmd:valgrind,x:test/progs/coll_halo  $VGRUN test/progs/coll_halo -g 1x2x1 -m -e 1
+valgrind_progress_thread    default  600  cmd:valgrind                  env FMPL_PROGRESS_THREAD=1 $VGRUN test/progs/pingpong -i -m 65536
+pmix_test                   default  600  f:test/pmix_test.sh,cmd:mpirun  bash test/pmix_test.sh
+# whole jobs under Open MPI mpirun (PMIx bootstrap), some on libfabric;
+# NAME mpirun_jobs selects them all (ALIASES)
+mpirun_pingpong             default  300  cmd:mpirun                    $MR -n 2 test/progs/pingpong -m 4M
+mpirun_random               default  300  cmd:mpirun                    $MR -n 4 test/progs/random
+mpirun_coll_ops             default  300  cmd:mpirun                    $MR -n 3 test/progs/coll_ops -M 64K
+mpirun_coll_halo            default  300  cmd:mpirun                    $MR -n 4 test/progs/coll_halo -g 2x2x1 -m
+mpirun_mpi_fmpl_2           default  300  cmd:mpirun,x:test/progs/mpi_fmpl  $MR -n 2 test/progs/mpi_fmpl
+mpirun_mpi_fmpl_3           default  300  cmd:mpirun,x:test/progs/mpi_fmpl  $MR -n 3 test/progs/mpi_fmpl
+mpirun_ofi_pingpong         default  300  cmd:mpirun,libfabric          $MR $OFI -n 3 test/progs/pingpong -m 1M
+mpirun_ofi_random           default  300  cmd:mpirun,libfabric          $MR $OFI -n 4 test/progs/random
+mpirun_ofi_coll_ops         default  300  cmd:mpirun,libfabric          $MR $OFI -n 4 test/progs/coll_ops -M 64K
+mpirun_ofi_mpi_fmpl         default  300  cmd:mpirun,libfabric,x:test/progs/mpi_fmpl  $MR $OFI -n 3 test/progs/mpi_fmpl
+# hosts made of network namespaces, the agent of mpirun entering them: the
+# jobs and ScaLAPACK over libfabric tcp and the default mode, a rank
+# killed on one host; needs root (where namespaces are refused: FAIL)
+multihost_ofi               default  600  !cmd:mpirun,!cmd:ip           bash test/multihost_test.sh ofi/
+multihost_default           default  600  !cmd:mpirun,!cmd:ip           bash test/multihost_test.sh default/
+multihost_3hosts            default  600  !cmd:mpirun,!cmd:ip           bash test/multihost_test.sh 3hosts/
+multihost_kill              default  600  !cmd:mpirun,!cmd:ip           bash test/multihost_test.sh kill/
+# a rank killed, stopped or gone at a random moment, 30 seeded trials
+# (make faults: more); a minute of random jobs (make soak: longer);
+# another user cannot reach into a job, nor a rank past its records
+fault_matrix                default  900  x:test/progs/fault            bash test/fault_test.sh -n 30 -s 1
+soak_test                   default  600  -                             bash test/soak_test.sh -m 1 -s 1
+isolation_test              default  300  -                             bash test/isolation_test.sh
+shm_forge                   default  120  x:test/progs/shm_forge        bin/fmplrun -n 2 -t 100 test/progs/shm_forge
+# a private Slurm (munged, slurmctld, a slurmd per namespace host), srun
+# --mpi=pmix; where it cannot start here: FAIL
+slurm_test                  default  900  -                             bash test/slurm_test.sh
+# fmpl-blacs: exports against Debian libscalapack-openmpi, pdgesv,
+# pdgetrf on 2 x 8 tcw nodes, Debian BLACS testers (mpirun) and
+# ScaLAPACK testers (fmplrun; xdlu and xdllt on 4 tcw nodes)
+blacs_exports               default  120  f:lib/libfmpl_blacs.so        bash test/blacs_exports.sh
+blacs_pdgesv                default  300  f:lib/libfmpl_blacs.so,x:examples/pdgesv  bash test/pdgesv_test.sh
+blacs_getrf_tcw             default  600  f:lib/libfmpl_blacs.so,x:bench/blacs      env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 500 bench/blacs -T getrf -g 2x8 -N 1000 -r 1
+blacs_debian_testers        default  900  f:lib/libfmpl_blacs.so,!cmd:mpirun,!scalapack  bash test/blacs_debian.sh
+blacs_scalapack_testers     default 1200  f:lib/libfmpl_blacs.so,!cmd:mpirun,!scalapack  bash test/scalapack_testers.sh
+blacs_scalapack_testers_tcw default  600  f:lib/libfmpl_blacs.so,!cmd:mpirun,!scalapack  env FMPL_TRANSPORT=tcw bash test/scalapack_testers.sh -n 4 xdlu xdllt
+# make install into a scratch prefix, a pkg-config build, run; the man
+# pages (one per export, no warning, SEE ALSO exists, every FMPL_*
+# variable in fmpl.7, man -M finds them); cmake_test; docs_test (the
+# links of the documentation); layers_test (the layers of src/ run one way)
+install_test                default  300  -                             sh test/install_test.sh
+cmake_test                  default  600  f:test/cmake_test.sh          bash test/cmake_test.sh
+man_test                    default  300  -                             bash test/man_test.sh
+docs_test                   default  300  f:test/docs_test.sh           bash test/docs_test.sh
+layers_test                 default   60  -                             sh test/layers_test.sh
+# bench/compare -p on a short run: the data files and plots of make bench
+bench_plots                 default  300  -                             bash test/bench_plots_test.sh
+'
+# NAME also selects these steps when the group name contains it
+ALIASES='mpirun_jobs=mpirun_'
+
+# ---- the plan: every step, in order ---------------------------------------
+S_NAME=() S_TIER=() S_LIMIT=() S_REQ=() S_KIND=() S_ENV=() S_CMD=()
+
+die() { echo "run_tests.sh: $*" >&2; exit 2; }
+
+# rows TABLE: its rows, without comments and blank lines
+rows() { printf '%s\n' "$1" | sed -e 's/[[:space:]]*#.*//' -e '/^[[:space:]]*$/d'; }
+
+# add NAME TIER TIMEOUT REQUIRES KIND ENVIRONMENT COMMAND (KIND: check, a
+# Check driver in ENVIRONMENT, or step, a COMMAND of the table, unexpanded)
+add() {
+    case "$2" in default|named) ;; *) die "step $1: unknown tier $2" ;; esac
+    S_NAME+=("$1") S_TIER+=("$2") S_LIMIT+=("$3") S_REQ+=("$4") S_KIND+=("$5")
+    S_ENV+=("$6") S_CMD+=("$7")
+}
+
+# the drivers: sources and built programs, so that --list needs no build
+drivers=$(for f in test/check_*; do
+              case "$f" in
+                  *.c) echo "${f%.c}" ;;
+                  *.o|*.d|*.log) ;;
+                  *) [ -f "$f" ] && [ -x "$f" ] && echo "$f" ;;
+              esac
+          done | sed 's|^test/||' | LC_ALL=C sort -u)
+named_drivers=" $(rows "$CHECKS" | awk '{ for (i = 3; i <= NF; i++) if ($i != "*") print $i }' |
+                  tr '\n' ' ') "
+declare -A V_REQ V_ENV
+while read -r v req env; do
+    [ "$env" = - ] && env=
+    V_REQ[$v]=$req V_ENV[$v]=$env
+done < <(rows "$VARIANTS")
+while read -r v tier row; do
+    [ -n "${V_REQ[$v]+set}" ] || die "CHECKS: unknown variant $v"
+    read -ra ds <<< "$row"
+    for d in "${ds[@]}"; do
+        if [ "$d" = '*' ]; then
+            others=()
+            for o in $drivers; do
+                case "$named_drivers" in *" $o "*) ;; *) others+=("$o") ;; esac
+            done
+        else
+            others=("$d")
+        fi
+        for o in "${others[@]}"; do
+            name=$o
+            [ "$v" = plain ] || name=${v}_$o
+            add "$name" "$tier" - "${V_REQ[$v]}" check "${V_ENV[$v]}" "test/$o"
+        done
+    done
+done < <(rows "$CHECKS")
+while read -r name tier limit req cmd; do
+    add "$name" "$tier" "$limit" "$req" step "" "$cmd"
+done < <(rows "$STEPS")
+
+# selected NAME: a NAME argument is in NAME (or in a group of ALIASES
+# that NAME belongs to), or there are no NAME arguments
+selected() {
+    local pat a
+    [ ${#PATTERNS[@]} = 0 ] && return 0
+    for pat in "${PATTERNS[@]}"; do
+        case "$1" in *"$pat"*) return 0 ;; esac
+        for a in $ALIASES; do
+            case "${a%%=*}" in *"$pat"*) case "$1" in "${a#*=}"*) return 0 ;; esac ;; esac
+        done
+    done
+    return 1
+}
+
+# step I: its tier and the NAME arguments let it run
+wanted() {
+    selected "${S_NAME[$1]}" &&
+        { [ "${S_TIER[$1]}" = default ] || [ ${#PATTERNS[@]} -gt 0 ]; }
+}
+
+if [ "$LIST_ONLY" = 1 ]; then
+    # every step (with NAMEs: those selected), whatever its tier
+    for i in "${!S_NAME[@]}"; do
+        selected "${S_NAME[i]}" || continue
+        env=${S_ENV[i]} req=${S_REQ[i]}
+        [ "$req" = - ] && req=
+        printf '%-30s %-8s %5s  %s%s\n' "${S_NAME[i]}" "${S_TIER[i]}" "${S_LIMIT[i]}" \
+            "${env:+$env }${S_CMD[i]}" "${req:+   [needs ${req//,/ }]}"
+    done
+    exit 0
+fi
+
+# ---- running ----------------------------------------------------------------
 export FMPL_TOP="$TOP"
 LOGS="$TOP/test/logs"
 mkdir -p "$LOGS"
@@ -85,17 +335,6 @@ passed=0
 failed=0
 failures=()
 suite_t0=$(date +%s)
-
-selected() {
-    [ $# -ge 1 ] || return 0
-    local name=$1 pat
-    shift
-    [ $# -eq 0 ] && return 0
-    for pat in "$@"; do
-        case "$name" in *"$pat"*) return 0 ;; esac
-    done
-    return 1
-}
 
 # record NAME RESULT(0 = pass)
 record() {
@@ -155,372 +394,68 @@ run_check() {
     echo "--- $name: exit status $rc ($((t1 - t0)) s)"
 }
 
-# ---- 1. Check drivers ------------------------------------------------
-for t in test/check_*; do
-    case "$t" in *.c|*.o|*.log) continue ;; esac
-    [ -f "$t" ] && [ -x "$t" ] || continue
-    name=$(basename "$t")
-    selected "$name" "$@" || continue
-    run_check "$name" "$t"
-done
+# have REQUIREMENT (see STEPS), each answer asked once
+declare -A HAVE
+have() {
+    local r=${1#!}
+    if [ -z "${HAVE[$r]+set}" ]; then
+        case "$r" in
+            x:*) [ -f "${r#x:}" ] && [ -x "${r#x:}" ] ;;
+            f:*) [ -f "${r#f:}" ] ;;
+            cmd:*) command -v "${r#cmd:}" > /dev/null 2>&1 ;;
+            libfabric) [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ] ;;
+            fi:*) fi_info -p "${r#fi:}" > /dev/null 2>&1 ;;
+            verbs) nm -D lib/libfmpl.so 2>/dev/null | grep -q " U ibv_" ;;
+            scalapack) [ -d /usr/lib/x86_64-linux-gnu/scalapack ] ;;
+            *) die "unknown requirement $r" ;;
+        esac
+        HAVE[$r]=$?
+    fi
+    return "${HAVE[$r]}"
+}
 
-# ---- 1b. the same suites on the libfabric transport ------------------
-# One host, every peer through libfabric: the tcp provider (tcp;ofi_rxm,
-# automatic progress), only when named for make check's 40 minutes
-# (ofi_tcp_check_p2p about 200 s, ofi_tcp_check_coll 230 s, on a machine
-# where each process that loads libfabric spends half a second in
-# libinfinipath's start-up).  Point-to-point, collectives and the BLACS
-# over libfabric run in make check between fake hosts (route_check_*,
-# below), and on the tcp provider under AddressSanitizer (asan_test), in
-# the forgery, fault and soak tests.  The net
-# provider (the tcp rewrite FMPL picks by itself where libfabric has it)
-# runs the multi-host jobs (multihost_default, multihost_3hosts) and the
-# forgery test.  Only when named, for make check's 40 minutes: the tcp
-# provider's BLACS suite (ofi_tcp_check_blacs, about 60 s), the net
-# provider's point-to-point suite (ofi_net_check_p2p, 70 s) and the shm
-# provider's (ofi_shm_check_p2p, 85 s: manual progress, driven by the
-# transport's own thread).
-if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
-    for t in check_p2p check_coll check_blacs; do
-        [ -x "test/$t" ] || continue
-        [ $# = 0 ] && continue
-        selected "ofi_tcp_$t" "$@" || continue
-        run_check "ofi_tcp_$t" "test/$t" FMPL_TRANSPORT=ofi FI_PROVIDER=tcp
+# what REQUIREMENT: its words for a note
+what() {
+    local r=${1#!}
+    case "$r" in
+        x:*) echo "${r#x:} (not built)" ;;
+        f:*) echo "${r#f:} (no such file)" ;;
+        cmd:*) echo "${r#cmd:} (not installed)" ;;
+        libfabric) echo "libfabric (pkg-config libfabric)" ;;
+        fi:*) echo "libfabric's ${r#fi:} provider (fi_info -p ${r#fi:})" ;;
+        verbs) echo "libfmpl built with libibverbs (make deps)" ;;
+        scalapack) echo "Debian's ScaLAPACK testers (/usr/lib/x86_64-linux-gnu/scalapack)" ;;
+    esac
+}
+
+for i in "${!S_NAME[@]}"; do
+    wanted "$i" || continue
+    name=${S_NAME[i]}
+    reqs=()
+    [ "${S_REQ[i]}" = - ] || IFS=, read -ra reqs <<< "${S_REQ[i]}"
+    [ "${S_KIND[i]}" = check ] && reqs+=("x:${S_CMD[i]}")
+    missing=
+    for r in "${reqs[@]}"; do
+        have "$r" || { missing=$r; break; }
     done
-    if [ -x test/check_p2p ] && fi_info -p net > /dev/null 2>&1 &&
-       [ $# -gt 0 ] && selected ofi_net_check_p2p "$@"; then
-        run_check ofi_net_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=net
-    fi
-    if [ -x test/check_p2p ] && [ $# -gt 0 ] && selected ofi_shm_check_p2p "$@"; then
-        run_check ofi_shm_check_p2p test/check_p2p FMPL_TRANSPORT=ofi FI_PROVIDER=shm
-    fi
-    # A peer writing into another's mailbox as a third rank: dropped on
-    # every provider (libfabric says who sent each message: FI_SOURCE);
-    # with the check off the forgery lands, so the test can see one.
-    for p in tcp net shm; do
-        [ -x test/progs/forge ] && selected "ofi_${p}_forge" "$@" || continue
-        [ $p = net ] && ! fi_info -p net > /dev/null 2>&1 && continue
-        run_step "ofi_${p}_forge" 120 env FMPL_TRANSPORT=ofi FI_PROVIDER=$p \
-            bin/fmplrun -n 3 -t 100 test/progs/forge
-    done
-    if [ -x test/progs/forge ] && selected ofi_forge_unchecked "$@"; then
-        run_step ofi_forge_unchecked 120 env FMPL_TRANSPORT=ofi FI_PROVIDER=tcp \
-            FMPL_OFI_CHECK_SOURCE=0 bin/fmplrun -n 3 -t 100 test/progs/forge -e
-    fi
-    # Routed: every two ranks a host of their own (test/fakehost.sh), so
-    # jobs of 3 and more ranks run on the route transport (shm inside a
-    # fake host, libfabric between them, the provider FMPL picks) and
-    # their collectives on node leaders; 2-rank jobs share one host (shm).
-    for t in check_p2p check_coll check_blacs; do
-        [ -x "test/$t" ] || continue
-        selected "route_$t" "$@" || continue
-        run_check "route_$t" "test/$t" -u FI_PROVIDER FMPL_TEST_RANKS_PER_HOST=2
-    done
-fi
-
-# ---- 1c. the same suites on the emulated SR8000 ----------------------
-# FMPL_TRANSPORT=tcw: the Hitachi SR8000's remote DMA, emulated (every
-# rank a node of the 2 x 8 partition), with its timing model - virtual
-# time, conservative synchronisation, no remote atomics, no remote read,
-# no progress thread - and without it (functional: the collectives, which
-# send and receive through the same point-to-point code; the
-# point-to-point suite without the model, tcw_nomodel_check_p2p, about
-# 55 s, only when named, for make check's 40 minutes; the BLACS sit on
-# those two, and run on every fabric with its model).  test/check_tcw (in
-# step 1) tests what only tcw has.
-for t in check_p2p check_coll check_blacs check_errors; do
-    [ -x "test/$t" ] || continue
-    selected "tcw_$t" "$@" || continue
-    run_check "tcw_$t" "test/$t" FMPL_TRANSPORT=tcw
-done
-for t in check_p2p check_coll; do
-    [ -x "test/$t" ] || continue
-    [ $t = check_p2p ] && [ $# = 0 ] && continue
-    selected "tcw_nomodel_$t" "$@" || continue
-    run_check "tcw_nomodel_$t" "test/$t" FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=0
-done
-
-# ---- 1d. ... and on the emulated PEACH2 sub-cluster ---------------------
-# FMPL_TRANSPORT=peach2: PCIe stores and the DMA controller of HA-PACS/TCA
-# (every rank a node of one sub-cluster, up to 16), no remote atomics, no
-# remote read, block-stride puts; with its timing model and without (as
-# tcw: the BLACS with the model only, peach2_nomodel_check_p2p only when
-# named).
-# test/check_peach2 (in step 1) tests what only peach2 has.
-for t in check_p2p check_coll check_blacs check_errors; do
-    [ -x "test/$t" ] || continue
-    selected "peach2_$t" "$@" || continue
-    run_check "peach2_$t" "test/$t" FMPL_TRANSPORT=peach2
-done
-for t in check_p2p check_coll; do
-    [ -x "test/$t" ] || continue
-    [ $t = check_p2p ] && [ $# = 0 ] && continue
-    selected "peach2_nomodel_$t" "$@" || continue
-    run_check "peach2_nomodel_$t" "test/$t" FMPL_TRANSPORT=peach2 FMPL_TCA_MODEL=0
-done
-
-# ---- 1e. ... and on emulated HA-PACS/TCA: PEACH2 and InfiniBand ------------
-# FMPL_TRANSPORT=tca: sub-clusters of 2 nodes (so a 4-rank job has near
-# and far peers), contiguous writes above 4 KiB to near peers on
-# InfiniBand (so the suites' messages take both networks, and a peer's
-# records follow its data across them).  Only when named, for make
-# check's 40 minutes: the router's other policies over the same two
-# engines, InfiniBand alone (tca_ib_check_coll, tca_ib_check_p2p, 70 s
-# each) and PEACH2 alone inside sub-clusters of 4
-# (tca_peach2_check_coll, 70 s), and the model off with sub-clusters of
-# 3 (tca_nomodel_check_coll, 40 s, tca_nomodel_check_p2p:
-# peach2_nomodel_check_coll runs the same PEACH2 engine without its
-# model).  test/check_tca tests what only tca has: every policy, with
-# 16-node jobs, and bench/tca's figures.
-TCA="FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_SWITCH_BYTES=4096"
-for t in check_p2p check_coll check_blacs check_errors; do
-    [ -x "test/$t" ] || continue
-    selected "tca_$t" "$@" || continue
-    run_check "tca_$t" "test/$t" $TCA
-done
-for t in check_p2p check_coll; do
-    [ -x "test/$t" ] || continue
-    [ $# = 0 ] && continue
-    selected "tca_ib_$t" "$@" || continue
-    run_check "tca_ib_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_ROUTE=ib
-done
-if [ -x test/check_coll ] && [ $# -gt 0 ] && selected tca_peach2_check_coll "$@"; then
-    run_check tca_peach2_check_coll test/check_coll FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 \
-        FMPL_TCA_ROUTE=peach2
-fi
-for t in check_p2p check_coll; do
-    [ -x "test/$t" ] || continue
-    [ $# = 0 ] && continue
-    selected "tca_nomodel_$t" "$@" || continue
-    run_check "tca_nomodel_$t" "test/$t" FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=3 \
-        FMPL_TCA_SWITCH_BYTES=4096 FMPL_TCA_MODEL=0
-done
-
-# ---- 1f. ... and on real InfiniBand verbs ---------------------------------
-# FMPL_TRANSPORT=dcfa on soft-RoCE devices in qemu guests (this machine's
-# kernel has no RDMA): point-to-point, collective, halo, BLACS and
-# ScaLAPACK jobs, a killed rank, bad device settings, in one boot of one
-# guest; then jobs across two guests (mpirun, PMIx) in a second.  Where
-# qemu or the guest kernel cannot run here the step FAILS (never skips).
-if [ -x bin/fmplrun ] && selected dcfa_test "$@"; then
-    if nm -D lib/libfmpl.so 2>/dev/null | grep -q " U ibv_"; then
-        run_step dcfa_test 1500 test/dcfa_test.sh
-    else
-        echo "=== dcfa_test: FAIL: libfmpl was built without libibverbs (make deps)"
-        record dcfa_test 1
-    fi
-fi
-
-# ---- 2. Fortran --------------------------------------------------------
-if [ -x test/progs/fortran_pingpong ] && selected fortran_pingpong "$@"; then
-    run_step fortran_pingpong 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
-fi
-if [ -x test/progs/fortran_coll ] && selected fortran_coll "$@"; then
-    run_step fortran_coll 300 bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
-fi
-if [ -x test/progs/fortran_include ] && selected fortran_include "$@"; then
-    run_step fortran_include 300 bin/fmplrun -n 2 -t 240 test/progs/fortran_include
-fi
-if selected fortran_module_test "$@"; then
-    run_step fortran_module_test 300 sh test/fortran_module_test.sh
-fi
-
-# ---- 2b. Himeno: the halo exchange in a real stencil -------------------
-if [ -x examples/himeno ] && selected himeno_test "$@"; then
-    run_step himeno_test 120 test/himeno_test.sh
-fi
-# ... and on the emulated SR8000: the same gosa on 1 to 8 nodes, and a run
-# on the 16 nodes of the 2 x 8 partition (its modeled time per iteration)
-if [ -x examples/himeno ] && selected himeno_peach2 "$@"; then
-    run_step himeno_peach2 120 env FMPL_TRANSPORT=peach2 test/himeno_test.sh
-fi
-if [ -x examples/himeno ] && selected himeno_tca "$@"; then
-    run_step himeno_tca 120 env FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 test/himeno_test.sh
-fi
-if [ -x examples/himeno ] && selected himeno_tcw "$@"; then
-    run_step himeno_tcw 120 env FMPL_TRANSPORT=tcw test/himeno_test.sh
-    run_step himeno_tcw16 300 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 240 \
-        examples/himeno S -n 20
-fi
-
-# ---- 2c. sanitizers -------------------------------------------------------
-# A copy of the tree built with a sanitizer (test/sanitizer_test.sh); any
-# report fails the step.  Thread: every thread FMPL has (the progress
-# thread, the transports' tickers) beside the application's, on shm and
-# libfabric.  Address (with leaks) and undefined behaviour: the workers of
-# point-to-point, collectives, halo exchange and the BLACS on shm,
-# libfabric and routed.
-if selected tsan_test "$@"; then
-    run_step tsan_test 600 sh test/sanitizer_test.sh thread
-fi
-if selected asan_test "$@"; then
-    run_step asan_test 600 sh test/sanitizer_test.sh address
-fi
-# libFuzzer: what peers, the PMIx server and users write (records, modex,
-# settings, fmplrun's options, the BLACS' arguments), 6-12 s per harness
-# from the committed corpus (test/fuzz_test.sh)
-if selected fuzz_test "$@"; then
-    run_step fuzz_test 600 env FUZZ_SECONDS=12 sh test/fuzz_test.sh
-fi
-
-# ---- 3. valgrind -------------------------------------------------------
-if command -v valgrind > /dev/null 2>&1; then
-    VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
-    VG="$VG --track-origins=no --fair-sched=yes"
-    if selected valgrind_pingpong "$@"; then
-        run_step valgrind_pingpong 600 bin/fmplrun -n 2 -t 500 $VG \
-            test/progs/pingpong -m 65536
-    fi
-    if selected valgrind_pingpong_nocma "$@"; then
-        run_step valgrind_pingpong_nocma 600 env FMPL_SHM_CMA=0 \
-            bin/fmplrun -n 2 -t 500 $VG test/progs/pingpong -i -m 65536
-    fi
-    if selected valgrind_selfsend "$@"; then
-        run_step valgrind_selfsend 600 bin/fmplrun -n 2 -t 500 $VG \
-            test/progs/selfsend -m 1M
-    fi
-    # the rest of the workers, small, 2 ranks
-    for w in "random -M 64K -R 3 -k 12" "spill" "cancel -R 6" "truncate" "badargs" \
-             "sync -m 256K -r 1"; do
-        name="valgrind_${w%% *}"
-        if [ -x "test/progs/${w%% *}" ] && selected "$name" "$@"; then
-            run_step "$name" 600 bin/fmplrun -n 2 -t 500 $VG test/progs/$w
+    if [ -n "$missing" ]; then
+        if [ "${missing:0:1}" = '!' ]; then
+            echo "=== $name: FAIL: needs $(what "$missing")"
+            echo "needs $(what "$missing")" > "$LOGS/$name.log"
+            record "$name" 1
+        else
+            echo "=== $name: skipped: needs $(what "$missing")"
         fi
-    done
-    # communicators, collectives and the halo exchange, small, 2 ranks
-    for w in "ops:coll_ops -M 8K -A 64" "comm:coll_comm -F 20" "args:coll_args" \
-             "halo_2d:coll_halo -g 2x1 -m -w 2 -e 24" "halo_3d:coll_halo -g 1x2x1 -m -e 1"; do
-        name="valgrind_coll_${w%%:*}"
-        w=${w#*:}
-        if [ -x "test/progs/${w%% *}" ] && selected "$name" "$@"; then
-            run_step "$name" 600 bin/fmplrun -n 2 -t 500 $VG test/progs/$w
-        fi
-    done
-    if selected valgrind_progress_thread "$@"; then
-        run_step valgrind_progress_thread 600 env FMPL_PROGRESS_THREAD=1 \
-            bin/fmplrun -n 2 -t 500 $VG test/progs/pingpong -i -m 65536
-    fi
-else
-    echo "=== valgrind not installed: memcheck steps skipped"
-fi
-
-# ---- 4. PMIx -----------------------------------------------------------
-if [ -f test/pmix_test.sh ] && selected pmix_test "$@"; then
-    if command -v mpirun > /dev/null 2>&1; then
-        run_step pmix_test 600 bash test/pmix_test.sh
+    elif [ "${S_KIND[i]}" = check ]; then
+        read -ra env <<< "${S_ENV[i]}"
+        run_check "$name" "${S_CMD[i]}" "${env[@]}"
     else
-        echo "=== pmix_test: mpirun not installed, skipped"
+        eval "cmd=(${S_CMD[i]})"
+        run_step "$name" "${S_LIMIT[i]}" "${cmd[@]}"
     fi
-fi
-
-# ---- 5. whole FMPL jobs under Open MPI's mpirun (PMIx bootstrap) --------
-if command -v mpirun > /dev/null 2>&1 && selected mpirun_jobs "$@"; then
-    MR="mpirun --allow-run-as-root --oversubscribe"
-    run_step mpirun_pingpong 300 $MR -n 2 test/progs/pingpong -m 4M
-    run_step mpirun_random 300 $MR -n 4 test/progs/random
-    run_step mpirun_coll_ops 300 $MR -n 3 test/progs/coll_ops -M 64K
-    run_step mpirun_coll_halo 300 $MR -n 4 test/progs/coll_halo -g 2x2x1 -m
-    if [ -x test/progs/mpi_fmpl ]; then
-        run_step mpirun_mpi_fmpl_2 300 $MR -n 2 test/progs/mpi_fmpl
-        run_step mpirun_mpi_fmpl_3 300 $MR -n 3 test/progs/mpi_fmpl
-    fi
-    # the libfabric transport, addresses exchanged through PMIx
-    if [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ]; then
-        OFI="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=tcp"
-        run_step mpirun_ofi_pingpong 300 $MR $OFI -n 3 test/progs/pingpong -m 1M
-        run_step mpirun_ofi_random 300 $MR $OFI -n 4 test/progs/random
-        run_step mpirun_ofi_coll_ops 300 $MR $OFI -n 4 test/progs/coll_ops -M 64K
-        [ -x test/progs/mpi_fmpl ] &&
-            run_step mpirun_ofi_mpi_fmpl 300 $MR $OFI -n 3 test/progs/mpi_fmpl
-    fi
-fi
-
-# ---- 5b. several hosts: network namespaces, one mpirun job across them -------
-# test/multihost_test.sh, one step per group of its cases; it says why it
-# fails when the machine refuses namespaces (not root, no iproute2): a
-# failure, not a skip.
-for g in ofi default 3hosts kill; do
-    selected "multihost_$g" "$@" || continue
-    if ! command -v mpirun > /dev/null 2>&1 || ! command -v ip > /dev/null 2>&1; then
-        echo "=== multihost_$g: needs mpirun (openmpi-bin) and ip (iproute2): FAILED"
-        record "multihost_$g" 1
-        continue
-    fi
-    run_step "multihost_$g" 600 bash test/multihost_test.sh "$g/"
 done
 
-# ---- 5b'. the fault matrix: a rank killed, stopped or gone without
-# fmpl_finalize at a random moment of p2p, collectives, halo, init and
-# finalize, on shm, ofi and routed; 30 seeded trials (test/fault_test.sh;
-# `make faults TRIALS=N` runs more)
-if [ -x test/progs/fault ] && selected fault_matrix "$@"; then
-    run_step fault_matrix 900 bash test/fault_test.sh -n 30 -s 1
-fi
-
-# ---- 5b''. soak: a minute of random jobs, every byte checked
-# (test/soak_test.sh; `make soak MINUTES=N` runs longer)
-if selected soak_test "$@"; then
-    run_step soak_test 600 bash test/soak_test.sh -m 1 -s 1
-fi
-
-# ---- 5b'''. isolation: another user's process cannot reach into a job
-# (ptrace, cross-memory attach, /proc/PID/mem, the segments' memfds); the
-# test makes two users and removes them
-if selected isolation_test "$@"; then
-    run_step isolation_test 300 bash test/isolation_test.sh
-fi
-# ... nor a rank of the same job, past what its records may name: a header
-# larger than the region its key names, FIFO chunks aimed outside
-if [ -x test/progs/shm_forge ] && selected shm_forge "$@"; then
-    run_step shm_forge 120 bin/fmplrun -n 2 -t 100 test/progs/shm_forge
-fi
-
-# ---- 5c. Slurm: srun --mpi=pmix on a private Slurm over namespace hosts -------
-# test/slurm_test.sh starts munged, slurmctld and a slurmd per host itself
-# and stops them even when it fails; where Slurm cannot start here that
-# is a failure, not a skip.
-if selected slurm_test "$@"; then
-    run_step slurm_test 900 bash test/slurm_test.sh
-fi
-
-# ---- 6. fmpl-blacs: exports, Debian's BLACS and ScaLAPACK testers --------
-if [ -f lib/libfmpl_blacs.so ] && selected blacs "$@"; then
-    run_step blacs_exports 120 bash test/blacs_exports.sh
-    if [ -x examples/pdgesv ]; then
-        run_step blacs_pdgesv 300 bash test/pdgesv_test.sh
-    fi
-    # ScaLAPACK's pdgetrf on the 2 x 8 nodes of the emulated SR8000, its
-    # factors checked by solving with them (bench/blacs)
-    if [ -x bench/blacs ]; then
-        run_step blacs_getrf_tcw 600 env FMPL_TRANSPORT=tcw bin/fmplrun -n 16 -t 500 \
-            bench/blacs -T getrf -g 2x8 -N 1000 -r 1
-    fi
-    if command -v mpirun > /dev/null 2>&1 && [ -d /usr/lib/x86_64-linux-gnu/scalapack ]; then
-        run_step blacs_debian_testers 900 bash test/blacs_debian.sh
-        run_step blacs_scalapack_testers 1200 bash test/scalapack_testers.sh
-        # on 4 nodes of the emulated SR8000
-        run_step blacs_scalapack_testers_tcw 600 env FMPL_TRANSPORT=tcw \
-            bash test/scalapack_testers.sh -n 4 xdlu xdllt
-    else
-        echo "=== blacs testers: mpirun or Debian's ScaLAPACK testers missing: FAILED"
-        record blacs_testers 1
-    fi
-fi
-
-# ---- 7. make install, then build the way a user does --------------------
-if selected install_test "$@"; then
-    run_step install_test 300 sh test/install_test.sh
-fi
-if selected man_test "$@"; then
-    run_step man_test 300 bash test/man_test.sh
-fi
-
-# ---- 8. the benchmarks' data files and plots (a check, not a measurement) --
-if selected bench_plots "$@"; then
-    run_step bench_plots 300 bash test/bench_plots_test.sh
-fi
-
-# ---- summary -----------------------------------------------------------
+# ---- summary ----------------------------------------------------------------
 echo
 echo "=== total time $(( $(date +%s) - suite_t0 )) s"
 if [ ${#failures[@]} -gt 0 ]; then
