@@ -147,7 +147,7 @@ endif
 
 all: lib/libfmpl.a lib/libfmpl.so $(FMOD) $(TOOLS) fmpl.pc $(BLACS_LIBS) examples bench-build tests
 
-.PHONY: all examples bench-build tests check deps install uninstall clean bench bench-scale help faults soak \
+.PHONY: all examples bench-build tests check deps install uninstall clean bench bench-scale bench-smpi help faults soak \
         coverage man install-man uninstall-man
 
 build/%.o: %.c $(HDRS)
@@ -424,6 +424,13 @@ bench-scale: deps
 	$(MAKE) -j$(NPROC) lib/libfmpl.a bin/fmplrun bench-build
 	./bench/scale $(if $(filter-out 0,$(QUICK)),-q)
 
+# FMPL_TRANSPORT=ib beside SimGrid's SMPI on platforms of the same shape
+# (bench/compare_smpi, bench/smpi/README.md); QUICK=1: 16 and 64 nodes
+bench-smpi: deps
+	$(MAKE) deps DEB_PKGS="libsimgrid-dev time"
+	$(MAKE) -j$(NPROC) lib/libfmpl.a bin/fmplrun bench-build
+	./bench/compare_smpi $(if $(filter-out 0,$(QUICK)),-q)
+
 install: all
 	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(PKGCONFIGDIR) \
 	           $(DESTDIR)$(BINDIR)
@@ -469,6 +476,7 @@ help:
 	@echo "                 (QUICK=1: every table with few iterations, as CI runs it)"
 	@echo "  bench-scale    the collectives on the emulated machines up to 1024 nodes, and"
 	@echo "                 real ranks on shm beside Open MPI (bench/scale; QUICK=1: small)"
+	@echo "  bench-smpi     the emulated InfiniBand cluster beside SimGrid's SMPI (QUICK=1: small)"
 	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
 	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
 	@echo "  coverage       rebuild with --coverage, run the tests (TESTS=\"NAME...\": some),"

@@ -35,7 +35,7 @@
 #  - hosts: 100 Gflop/s (speed="100Gf"), the K20X-class node bench/tca
 #    models Himeno's sweep at; smpi/simulate-computation no: only what the
 #    program charges explicitly (bench/smpi/himeno) counts, as with
-#    FMPL_IB_CPU_THRESHOLD_NS=1e9 on FMPL's side.
+#    FMPL's default CPU scale 0.
 #  - the fat tree: SimGrid's FAT_TREE cluster "2;18,L;1,18;1,1" - two
 #    levels, leaf switches of 18 hosts, L leaves each with 18 parents (the
 #    spines); it routes up by destination mod 18, as ib_net.c (d mod
