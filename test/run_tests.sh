@@ -161,6 +161,10 @@ himeno_tcw16                default  300  x:examples/himeno             env FMPL
 # (shm, libfabric); address, leaks, undefined behaviour (p2p, collective,
 # halo, BLACS workers on shm, libfabric, routed); libFuzzer harnesses of
 # what peers, the PMIx server and users write
+# scatter + allgather of large broadcasts, forced on shm (odd counts,
+# sizes around the chunking) and on emulated InfiniBand with empty chunks
+bcast_scatter               default  300  x:test/progs/coll_ops          env FMPL_BCAST=scatter bin/fmplrun -n 5 -t 240 test/progs/coll_ops -M 1M -R 20
+ib_bcast_scatter            default  300  x:test/progs/coll_ops          env FMPL_TRANSPORT=ib FMPL_BCAST=scatter bin/fmplrun -n 37 -t 240 test/progs/coll_ops -M 20000 -R 0 -c w -A 0
 tsan_test                   default  600  -                             sh test/sanitizer_test.sh thread
 asan_test                   default  600  -                             sh test/sanitizer_test.sh address
 fuzz_test                   default  600  -                             env FUZZ_SECONDS=12 sh test/fuzz_test.sh

@@ -34,9 +34,10 @@ static int progress_thread;
  * is made: a bad one fails fmpl_init with FMPL_ERR_ARG and its name. */
 static int read_settings(void)
 {
+    static const char *const bcast_names[] = { "auto", "tree", "scatter", NULL };
     long inline_max, early, comms, halos;
     uint64_t split_min;
-    int verbose = 0;
+    int verbose = 0, bcast = 0;
     int rc = fmpl_env_bool("FMPL_VERBOSE", 0, "0 or 1 (1: say what FMPL chose and why)",
                            &verbose);
     fmpl_log_set_verbose(verbose);
@@ -64,8 +65,12 @@ static int read_settings(void)
     rc = rc ? rc : fmpl_env_bool("FMPL_PROGRESS_THREAD", -1,
                                  "0 (never) or 1 (from fmpl_init on); unset: when needed",
                                  &progress_thread);
+    rc = rc ? rc : fmpl_env_choice("FMPL_BCAST", bcast_names, FMPL_BCAST_AUTO,
+                                   "auto, tree (the binomial tree at every size) or "
+                                   "scatter (scatter + allgather for large messages)", &bcast);
     if (rc != FMPL_SUCCESS)
         return rc;
+    fmpl_coll_g.bcast_alg = bcast;
     fmpl_g.split_min = split_min ? split_min : UINT64_MAX;   /* 0 turns splitting off */
     fmpl_g.inline_max = (unsigned)inline_max;
     fmpl_g.early = (int)early;

@@ -9,11 +9,18 @@
  * are posted on entry, so a parent's send finds the child's header
  * waiting; above 64 KiB pipelined in 64 KiB segments.
  *
- * Why not scatter + allgather (van de Geijn) for large messages: every
- * process then moves about twice the message instead of once.  It wins
- * where every process has its own core and links, and lost here: 1 MiB
- * over 8 processes on 2 cores took 1.4-2.1 ms, the plain binomial tree
- * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).
+ * Large messages where each process has a link of its own (a transport
+ * that knows its link's rate, tl->byte_ns): scatter + allgather (van de
+ * Geijn), when its cost - about twice the message through each link plus
+ * n + log2 n latencies - is below the tree's, whose root sends the
+ * message log2 n times.  Emulated InfiniBand fat tree, 1 MiB: 64 nodes
+ * 2102 -> 823 us, 256 nodes 2813 -> 906 us (bench/scale); SimGrid's SMPI
+ * with MVAPICH2's selection takes 738 and 1076 us there.  Not on shared
+ * memory, where every process moving twice the message loses: 1 MiB over
+ * 8 processes on 2 cores took 1.4-2.1 ms, the plain binomial tree
+ * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).  FMPL_BCAST=tree
+ * keeps the tree at every size (the papers' algorithm), =scatter takes
+ * scatter + allgather for every message past the signals.
  */
 #include "coll/coll.h"
 #include "p2p/progress.h"
@@ -130,6 +137,73 @@ static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
     return rc;
 }
 
+/* Relative rank v's share of the message: [v * chunk, (v + k) * chunk)
+ * clipped to size, for k consecutive ranks. */
+static size_t share(size_t size, size_t chunk, int v, int k, size_t *off)
+{
+    size_t a = (size_t)v * chunk, b = (size_t)(v + k) * chunk;
+    a = a < size ? a : size;
+    b = b < size ? b : size;
+    *off = a;
+    return b - a;
+}
+
+/*
+ * Scatter down the binomial tree (relative rank v ends with its chunk and
+ * sends each child the chunks of the child's subtree, contiguous in the
+ * buffer), then a ring allgather of the chunks.
+ */
+static int scatter_allgather(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
+{
+    int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc = FMPL_SUCCESS;
+    uint8_t *b = buf;
+    size_t chunk = (size + (size_t)n - 1) / (size_t)n, off, len;
+    while (mask < n) {
+        if (vr & mask) {
+            len = share(size, chunk, vr, mask < n - vr ? mask : n - vr, &off);
+            if (len)
+                rc = fmpl_coll_sendrecv(c, NULL, 0, -1, b + off, len, (vr - mask + root) % n,
+                                        FMPL_CI_A);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0 && rc == FMPL_SUCCESS; mask >>= 1) {
+        if (vr + mask >= n)
+            continue;
+        int k = 2 * mask < n - vr ? mask : n - vr - mask;
+        len = share(size, chunk, vr + mask, k, &off);
+        if (len)
+            rc = fmpl_coll_sendrecv(c, b + off, len, (vr + mask + root) % n, NULL, 0, -1,
+                                    FMPL_CI_A);
+    }
+    int right = (c->rank + 1) % n, left = (c->rank - 1 + n) % n;
+    for (int s = 0; s < n - 1 && rc == FMPL_SUCCESS; s++) {
+        size_t soff, roff;
+        size_t slen = share(size, chunk, (vr - s + n) % n, 1, &soff);
+        size_t rlen = share(size, chunk, (vr - s - 1 + n) % n, 1, &roff);
+        rc = fmpl_coll_sendrecv(c, b + soff, slen, slen ? right : -1, b + roff, rlen,
+                                rlen ? left : -1, FMPL_CI_B);
+    }
+    return rc;
+}
+
+/* Whether scatter + allgather beats the tree for `size` bytes (above). */
+static int scatter_wins(const fmpl_comm_rec_t *c, size_t size)
+{
+    const fmpl_tl_t *tl = &fmpl_g.tl;
+    int n = c->size, rounds = 0;
+    if (fmpl_coll_g.bcast_alg != FMPL_BCAST_AUTO)
+        return fmpl_coll_g.bcast_alg == FMPL_BCAST_SCATTER;
+    if (tl->byte_ns <= 0 || n < 4 || size <= BCAST_LARGE)
+        return 0;
+    while ((1 << rounds) < n)
+        rounds++;
+    double tree = rounds * ((double)size * tl->byte_ns + tl->oneway_ns);
+    double sa = 2.0 * (double)size * tl->byte_ns * (n - 1) / n + (rounds + n - 1) * tl->oneway_ns;
+    return sa < tree;
+}
+
 int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
     if (c->size == 1 || size == 0)
@@ -151,6 +225,8 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
     }
     if (fmpl_sig_fits(c, size))
         return by_signals(c, buf, size, root);
+    if (scatter_wins(c, size))
+        return scatter_allgather(c, buf, size, root);
     return binomial(c, buf, size, root);
 }
 

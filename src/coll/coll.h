@@ -35,6 +35,7 @@
 #include "p2p/p2p.h"
 
 #define FMPL_COMM_NIDX 9
+enum { FMPL_BCAST_AUTO = 0, FMPL_BCAST_TREE = 1, FMPL_BCAST_SCATTER = 2 };
 enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4,
        FMPL_CI_P2P = 5, FMPL_CI_AUX = 6 /* to 8: FMPL_MX_NAUX */ };
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
@@ -46,6 +47,7 @@ enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_
  * fmpl_init before fmpl_comm_setup. */
 typedef struct fmpl_coll_state {
     int max_comms, max_halos;
+    int bcast_alg;                 /* FMPL_BCAST: FMPL_BCAST_AUTO, _TREE, _SCATTER */
 } fmpl_coll_state_t;
 extern fmpl_coll_state_t fmpl_coll_g;
 

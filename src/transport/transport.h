@@ -317,8 +317,9 @@ struct fmpl_tl {
      * one more peer keeps the sender busy (its CPU, its NIC, a kick that
      * must complete), and the one-way time of a small message; a
      * collective chooses between one round to everybody and log2 n rounds
-     * by them (coll.h) */
-    double fanout_ns, oneway_ns;
+     * by them (coll.h); and a byte's time on a node's link, by which a
+     * large broadcast chooses between a tree and scatter + allgather */
+    double fanout_ns, oneway_ns, byte_ns;
     fmpl_tl_watch_t watch;         /* fmpl_tl_watch */
     /* Set by open where mailbox lines are plain memory here (see
      * fmpl_tl_direct_t): direct[size], and the bytes between one index's

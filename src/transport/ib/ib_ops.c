@@ -93,6 +93,12 @@ static int ib_open(fmpl_tl_t *tl)
     tl->caps = FMPL_TL_CAP_SELF | FMPL_TL_CAP_SHARED_LINK | FMPL_TL_CAP_WATCH;
     tl->max_inline = FMPL_EMU_HALF;
     const ib_node_model_t *n = &a->node;
+    const ib_model_t *m = &a->net.m;
+    if (n->on) {                   /* what the collectives choose by (coll.h) */
+        tl->oneway_ns = n->call_ns + m->post_ns + m->hca_ns + 2 * m->switch_ns + m->mem_ns +
+                        n->recv_done_ns;
+        tl->byte_ns = 1000.0 / m->link_mbps;
+    }
     et->cost = (fmpl_emu_costs_t){ .call_ns = n->call_ns, .recv_done_ns = n->recv_done_ns,
                                    .copy_mbps = n->copy_mbps, .op_mbps = n->op_mbps };
     fmpl_ib_link_ps(&a->net, tl->size, ps);

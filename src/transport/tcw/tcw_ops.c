@@ -59,6 +59,7 @@ static int tcw_open(fmpl_tl_t *tl)
         double hop = t->m.nia_send_ns + t->m.xbar_ns + t->m.nia_recv_ns;
         tl->fanout_ns = t->m.kick_ns + hop + t->m.xbar_ns + t->m.ack_ns;
         tl->oneway_ns = t->m.call_ns + t->m.kick_ns + hop + t->m.recv_done_ns;
+        tl->byte_ns = 1000.0 / t->m.link_mbps;
     }
 
     t->et->cost = (fmpl_emu_costs_t){ .call_ns = t->m.call_ns, .recv_done_ns = t->m.recv_done_ns,
