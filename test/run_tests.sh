@@ -161,9 +161,13 @@ himeno_tcw16                default  300  x:examples/himeno             env FMPL
 # (shm, libfabric); address, leaks, undefined behaviour (p2p, collective,
 # halo, BLACS workers on shm, libfabric, routed); libFuzzer harnesses of
 # what peers, the PMIx server and users write
-# scatter + allgather of large broadcasts, forced on shm (odd counts,
-# sizes around the chunking) and on emulated InfiniBand with empty chunks
-bcast_scatter               default  300  x:test/progs/coll_ops          env FMPL_BCAST=scatter bin/fmplrun -n 5 -t 240 test/progs/coll_ops -M 1M -R 20
+# the small sizes of bench/scale: tcw 16 and 64 nodes and ib 64 and 256, each
+# job twice with the same modeled figures, and the halo and all-to-all
+# traffic on shm and ib at 16 and 64 ranks (the long sweeps: make bench-scale)
+scale_quick                 default  600  x:bench/scale_coll           bench/scale -q -m tcw,ib,traffic -p test/logs/scale
+# scatter + allgather of large broadcasts, forced on shm (8 ranks: powers of two and not,
+# sizes around the chunking) and on 37 emulated InfiniBand nodes (the ring)
+bcast_scatter               default  300  x:test/progs/coll_ops          env FMPL_BCAST=scatter bin/fmplrun -n 8 -t 240 test/progs/coll_ops -M 1M -R 20
 ib_bcast_scatter            default  300  x:test/progs/coll_ops          env FMPL_TRANSPORT=ib FMPL_BCAST=scatter bin/fmplrun -n 37 -t 240 test/progs/coll_ops -M 20000 -R 0 -c w -A 0
 tsan_test                   default  600  -                             sh test/sanitizer_test.sh thread
 asan_test                   default  600  -                             sh test/sanitizer_test.sh address

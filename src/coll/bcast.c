@@ -12,7 +12,7 @@
  * Large messages where each process has a link of its own (a transport
  * that knows its link's rate, tl->byte_ns): scatter + allgather (van de
  * Geijn), when its cost - about twice the message through each link plus
- * n + log2 n latencies - is below the tree's, whose root sends the
+ * 2 log2 n latencies (n + log2 n off powers of two) - is below the tree's, whose root sends the
  * message log2 n times.  Emulated InfiniBand fat tree, 1 MiB: 64 nodes
  * 2102 -> 823 us, 256 nodes 2813 -> 906 us (bench/scale); SimGrid's SMPI
  * with MVAPICH2's selection takes 738 and 1076 us there.  Not on shared
@@ -151,7 +151,10 @@ static size_t share(size_t size, size_t chunk, int v, int k, size_t *off)
 /*
  * Scatter down the binomial tree (relative rank v ends with its chunk and
  * sends each child the chunks of the child's subtree, contiguous in the
- * buffer), then a ring allgather of the chunks.
+ * buffer), then an allgather of the chunks: recursive doubling for a
+ * power of two (log2 n steps; on an emulated machine each step of every
+ * rank is an event, and 1023 ring steps on 1024 nodes cost minutes of
+ * this machine's time), a ring otherwise.
  */
 static int scatter_allgather(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
@@ -177,6 +180,17 @@ static int scatter_allgather(fmpl_comm_rec_t *c, void *buf, size_t size, int roo
             rc = fmpl_coll_sendrecv(c, b + off, len, (vr + mask + root) % n, NULL, 0, -1,
                                     FMPL_CI_A);
     }
+    if ((n & (n - 1)) == 0) {      /* recursive doubling: log2 n steps, not n - 1 */
+        for (mask = 1; mask < n && rc == FMPL_SUCCESS; mask <<= 1) {
+            int peer = vr ^ mask;
+            size_t soff, roff;
+            size_t slen = share(size, chunk, vr & ~(mask - 1), mask, &soff);
+            size_t rlen = share(size, chunk, peer & ~(mask - 1), mask, &roff);
+            rc = fmpl_coll_sendrecv(c, b + soff, slen, slen ? (peer + root) % n : -1, b + roff,
+                                    rlen, rlen ? (peer + root) % n : -1, FMPL_CI_B);
+        }
+        return rc;
+    }
     int right = (c->rank + 1) % n, left = (c->rank - 1 + n) % n;
     for (int s = 0; s < n - 1 && rc == FMPL_SUCCESS; s++) {
         size_t soff, roff;
@@ -200,7 +214,8 @@ static int scatter_wins(const fmpl_comm_rec_t *c, size_t size)
     while ((1 << rounds) < n)
         rounds++;
     double tree = rounds * ((double)size * tl->byte_ns + tl->oneway_ns);
-    double sa = 2.0 * (double)size * tl->byte_ns * (n - 1) / n + (rounds + n - 1) * tl->oneway_ns;
+    int steps = (n & (n - 1)) == 0 ? rounds : n - 1;
+    double sa = 2.0 * (double)size * tl->byte_ns * (n - 1) / n + (rounds + steps) * tl->oneway_ns;
     return sa < tree;
 }
 
