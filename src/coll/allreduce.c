@@ -90,10 +90,10 @@ int fmpl_coll_allreduce(fmpl_comm_rec_t *c, fmpl_red_t *v)
 {
     if (c->size == 1 || v->count == 0)
         return FMPL_SUCCESS;
-    fmpl_hier_t *h = fmpl_hier_of(c);
+    size_t len = (size_t)v->count * v->esize;
+    fmpl_hier_t *h = fmpl_sig_fits(c, len) ? fmpl_hier_small(c) : fmpl_hier_of(c);
     if (h)
         return fmpl_hier_allreduce(c, h, v);
-    size_t len = (size_t)v->count * v->esize;
     fmpl_fold_t f;
     fmpl_fold_init(c, &f);
     int rc;

@@ -11,7 +11,7 @@
 
 int fmpl_coll_barrier(fmpl_comm_rec_t *c)
 {
-    fmpl_hier_t *h = fmpl_hier_of(c);
+    fmpl_hier_t *h = fmpl_hier_small(c);
     if (h)
         return fmpl_hier_barrier(c, h);
     int n = c->size;

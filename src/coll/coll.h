@@ -216,10 +216,15 @@ typedef struct fmpl_hier {
     fmpl_comm_rec_t leaders;       /* the first member of every host; rank -1
                                       when we are not one */
     int *leader_of_host;           /* [nhosts of the job]: index in leaders */
+    int small_flat;                /* small collectives cost less flat (hier.c) */
 } fmpl_hier_t;
 /* NULL when c lives on one host or has one member per host (flat is
  * then as good); decided once per communicator, locally. */
 fmpl_hier_t *fmpl_hier_of(fmpl_comm_rec_t *c);
+/* The same for a latency-bound collective (a barrier, a small allreduce):
+ * NULL also where one flat algorithm costs less than the leaders' three
+ * steps. */
+fmpl_hier_t *fmpl_hier_small(fmpl_comm_rec_t *c);
 void fmpl_hier_free(fmpl_comm_rec_t *c);
 int  fmpl_hier_barrier(fmpl_comm_rec_t *c, fmpl_hier_t *h);
 int  fmpl_hier_bcast(fmpl_comm_rec_t *c, fmpl_hier_t *h, void *buf, size_t size, int root);

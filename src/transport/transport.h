@@ -318,8 +318,10 @@ struct fmpl_tl {
      * must complete), and the one-way time of a small message; a
      * collective chooses between one round to everybody and log2 n rounds
      * by them (coll.h); and a byte's time on a node's link, by which a
-     * large broadcast chooses between a tree and scatter + allgather */
-    double fanout_ns, oneway_ns, byte_ns;
+     * large broadcast chooses between a tree and scatter + allgather; and
+     * with near groups, the one-way time inside a group, by which a small
+     * collective chooses between leaders and one flat algorithm (hier.c) */
+    double fanout_ns, oneway_ns, byte_ns, near_oneway_ns;
     fmpl_tl_watch_t watch;         /* fmpl_tl_watch */
     /* Set by open where mailbox lines are plain memory here (see
      * fmpl_tl_direct_t): direct[size], and the bytes between one index's

@@ -280,6 +280,13 @@ static int tca_open(fmpl_tl_t *tl)
     tl->ngroups = (tl->size + S - 1) / S;
     if (t->policy != POLICY_IB)    /* InfiniBand alone: every peer costs the same */
         tl->caps |= FMPL_TL_CAP_GROUP_NEAR;
+    if (m->on) {                   /* what the collectives choose by (coll.h, hier.c) */
+        double cpu = m->call_ns + m->recv_done_ns;
+        tl->oneway_ns = cpu + t->ib.m.post_ns + t->ib.m.hca_ns + t->ib.m.switch_ns +
+                        t->ib.m.mem_ns;
+        tl->near_oneway_ns = cpu + m->store_ns + m->pio_ns + m->board_ns + m->hop_ns +
+                             m->mem_ns;
+    }
     fmpl_log_info("tca: %d nodes in %d sub-clusters of %d; rank %d in sub-cluster %d "
                   "(ranks %d-%d, two rings of %d); routing %s, contiguous writes above %.0f "
                   "bytes and peers %d hops away or more on InfiniBand", tl->size, tl->ngroups,
