@@ -49,6 +49,11 @@ static const struct hw_spec {
     {5, TCW " FMPL_TCW_SHAPE=4x4", "none", "5 nodes do not fill a rectangle of the 4x4"},
     {8, TCW " FMPL_TCW_SHAPE=4x4", "hw", NULL},
     {3, TCW " FMPL_TCW_SHAPE=4x4", "hw", NULL},  /* a line is a rectangle too */
+    /* three dimensions: whole planes, or whole lines of one plane */
+    {8, TCW " FMPL_TCW_SHAPE=2x2x2", "hw", NULL},
+    {4, TCW " FMPL_TCW_SHAPE=2x2x3", "hw", NULL},
+    {6, TCW " FMPL_TCW_SHAPE=2x2x3", "none",
+     "6 nodes do not fill a box (whole lines of a plane, or whole planes) of the 2x2x3"},
     {4, TCW " FMPL_TCW_MODEL=0", "hw", NULL},
 };
 
@@ -196,6 +201,10 @@ static const struct set_spec {
 } set_specs[] = {
     {2, TCW " FMPL_TCW_SHAPE=3x", "FMPL_TCW_SHAPE=3x: not a partition"},
     {2, TCW " FMPL_TCW_SHAPE=9x2", "FMPL_TCW_SHAPE=9x2: not a partition"},
+    {2, TCW " FMPL_TCW_SHAPE=2x2x", "FMPL_TCW_SHAPE=2x2x: not a partition"},
+    {2, TCW " FMPL_TCW_SHAPE=8x64x64", "FMPL_TCW_SHAPE=8x64x64: not a partition"},
+    {2, TCW " FMPL_TCW_SHAPE=2x2x2x2", "FMPL_TCW_SHAPE=2x2x2x2: not a partition"},
+    {9, TCW " FMPL_TCW_SHAPE=2x2x2", "but the 2x2x2 partition has 8"},
     {2, TCW " FMPL_TCW_PPN=9", "FMPL_TCW_PPN=9: ranks per node must be 1 to 8"},
     {2, TCW " FMPL_TCW_XBAR_NS=-1", "FMPL_TCW_XBAR_NS=-1: not a number"},
     {2, TCW " FMPL_TCW_LINK_MBPS=fast", "FMPL_TCW_LINK_MBPS=fast: not a number"},

@@ -260,8 +260,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         tcw_xbar_t x;
         int size = 1 + (int)((uint64_t)a % 600);
         if (fmpl_tcw_xbar_init(&x, size) == FMPL_SUCCESS) {
-            if (x.X < 1 || x.X > 8 || x.Y < 1 || x.Y > 64 || x.ppn < 1 || x.ppn > 8 ||
-                x.nodes < 1 || x.nodes > x.X * x.Y)
+            if (x.X < 1 || x.X > 8 || x.Y < 1 || x.Y > 64 || x.Z < 1 || x.Z > 64 ||
+                x.X * x.Y * x.Z > 4096 || x.ppn < 1 || x.ppn > 8 || x.nodes < 1 ||
+                x.nodes > x.X * x.Y * x.Z)
                 abort();
         }
         break;

@@ -23,10 +23,12 @@
  *    TCW-reuse kick nobody counts completes before the call returns (as
  *    the paper's receive waited for its header, Table 1).
  *  - the multi-dimensional CROSSBAR (tcw_xbar.c): up to 8 nodes on one
- *    x-crossbar; x-crossbars joined by y-crossbars.  The partition is
- *    FMPL_TCW_SHAPE=XxY (default the paper's 2x8, section 5.2); node k
- *    sits at (k mod X, k div X), so an even number of nodes fills a
- *    rectangle of a 2xN partition and an odd number does not.
+ *    x-crossbar; x-crossbars joined by y-crossbars, and on the larger
+ *    machines planes of those by z-crossbars.  The partition is
+ *    FMPL_TCW_SHAPE=XxY or XxYxZ (default the paper's 2x8, section 5.2);
+ *    node k sits at (k mod X, k div X mod Y, k div XY), so an even number
+ *    of nodes fills a rectangle of a 2xN partition and an odd number does
+ *    not.
  *  - the HARDWARE BARRIER (hmpc_barrier, colours 0-7) and BROADCAST
  *    through the serialising crossbar, with the conditions of sections
  *    3.2/3.3 (tcw_hw.c).
@@ -73,19 +75,23 @@ int  fmpl_tcw_model_read(tcw_model_t *m);
 void fmpl_tcw_model_log(const tcw_model_t *m);
 
 /* ---- the crossbar (tcw_xbar.c) ---------------------------------------- */
-enum { TCW_XOUT, TCW_XIN, TCW_YOUT, TCW_YIN, TCW_LOOP, TCW_LINKS_PER_NODE };
+enum { TCW_XOUT, TCW_XIN, TCW_YOUT, TCW_YIN, TCW_ZOUT, TCW_ZIN, TCW_LOOP,
+       TCW_LINKS_PER_NODE };
 
 typedef struct tcw_xbar {
-    int X, Y;                      /* partition: X nodes per x-crossbar, Y of them */
+    int X, Y, Z;                   /* partition: X nodes per x-crossbar, Y of those
+                                      per y-crossbar, Z such planes (1: 2-D) */
     int ppn;                       /* ranks per node */
     int nodes;                     /* nodes the job uses */
-    int rect;                      /* they fill a rectangle */
+    int rect;                      /* they fill a rectangle (a box in 3-D) */
     int exclusive, global, shared_overlap;   /* partition attributes (3.2) */
-    int nlinks;                    /* TCW_LINKS_PER_NODE x X x Y + 1 */
+    int nlinks;                    /* TCW_LINKS_PER_NODE x X x Y x Z + 1 */
     int ser_link;                  /* the serialising crossbar's input */
 } tcw_xbar_t;
 
 int  fmpl_tcw_xbar_init(tcw_xbar_t *x, int size);
+/* "XxY" or "XxYxZ", for messages */
+const char *fmpl_tcw_shape(const tcw_xbar_t *x);
 static inline int fmpl_tcw_node(const tcw_xbar_t *x, int rank) { return rank / x->ppn; }
 /* The route from rank `src` to rank `dst`, with the model's costs. */
 void fmpl_tcw_route(const tcw_xbar_t *x, const tcw_model_t *m, int src, int dst,

@@ -84,7 +84,7 @@ static int tcw_open(fmpl_tl_t *tl)
     /* every rank must emulate the same machine: a digest of its settings */
     uint64_t sig = fmpl_emu_digest(fmpl_emu_digest(0, &t->m, sizeof t->m), &t->x, sizeof t->x);
     fmpl_emu_config_t cfg = {
-        .name = "tcw", .model = t->m.on, .nchan = t->x.X * t->x.Y, .nlinks = t->x.nlinks,
+        .name = "tcw", .model = t->m.on, .nchan = t->x.X * t->x.Y * t->x.Z, .nlinks = t->x.nlinks,
         .link_ps_per_byte = ps, .packet = (uint32_t)t->m.packet,
         .lookahead = fmpl_tcw_ps(la), .cpu_scale = t->m.cpu_scale,
         .cpu_threshold = (int64_t)t->m.cpu_threshold_ns,
@@ -109,8 +109,8 @@ static int tcw_open(fmpl_tl_t *tl)
         return rc;
     }
     const char *hw = fmpl_tcw_hw_refusal(&t->x);
-    fmpl_log_info("tcw: %d ranks on %d nodes of a %dx%d partition, %d per node; hardware "
-                  "barrier %s", tl->size, t->x.nodes, t->x.X, t->x.Y, t->x.ppn,
+    fmpl_log_info("tcw: %d ranks on %d nodes of a %s partition, %d per node; hardware "
+                  "barrier %s", tl->size, t->x.nodes, fmpl_tcw_shape(&t->x), t->x.ppn,
                   hw ? hw : "on");
     fmpl_tcw_model_log(&t->m);
     return FMPL_SUCCESS;

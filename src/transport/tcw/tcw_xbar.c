@@ -2,16 +2,19 @@
  * tcw_xbar.c - the SR8000's multi-dimensional crossbar (Tatebe et al.
  * 2002, 3):
  * up to 8 nodes on one x-crossbar, x-crossbars joined by y-crossbars, each
- * crossbar complete.  Node k of an X x Y partition sits at (k mod X,
- * k div X); ranks fill nodes in order, FMPL_TCW_PPN to a node.
+ * crossbar complete; the larger configurations join planes of those by a
+ * third, z-crossbar ("the crossbar's dimension rises with the node
+ * count", section 5).  Node k of an X x Y x Z partition sits at
+ * (k mod X, k div X mod Y, k div XY); ranks fill nodes in order,
+ * FMPL_TCW_PPN to a node.
  *
- * Links.  Each node has one link into and one out of each of its two
+ * Links.  Each node has one link into and one out of each of its
  * crossbars, and the NIA's loopback to its own memory; one more link is
- * the serialising crossbar's input (hardware broadcasts).  A packet from
- * (xs, ys) to (xd, yd) crosses its x-crossbar to (xd, ys), then that
- * node's y-crossbar (dimension order), so contention happens where it did
- * on the machine: at a crossbar's output (many senders, one receiver) and
- * on a node's way out.
+ * the serialising crossbar's input (hardware broadcasts).  A packet
+ * crosses its x-crossbar to the destination's x, then that node's
+ * y-crossbar, then the z one (dimension order), so contention happens
+ * where it did on the machine: at a crossbar's output (many senders, one
+ * receiver) and on a node's way out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,24 +28,35 @@
 
 #define XBAR_MAX_X 8               /* nodes on one x-crossbar */
 #define XBAR_MAX_Y 64
+#define XBAR_MAX_Z 64
+#define XBAR_MAX_NODES 4096
 #define XBAR_MAX_PPN 8             /* an SR8000 node has 8 CPUs */
 
-static int parse_shape(const char *s, int *X, int *Y)
+/* "XxY" or "XxYxZ", each number whole and in range */
+static int parse_shape(const char *s, int *X, int *Y, int *Z)
 {
-    /* X and Y whole, each parsed on its own copy (strtol would take
-     * " 2x+8" and "2x8junk"'s prefix) */
-    char buf[32];
-    long x, y;
-    const char *sep = strpbrk(s, "xX");
-    if (sep == NULL || (size_t)(sep - s) >= sizeof buf)
+    char buf[64];
+    long v[3] = { 1, 1, 1 }, max[3] = { XBAR_MAX_X, XBAR_MAX_Y, XBAR_MAX_Z };
+    int k = 0;
+    if (strlen(s) >= sizeof buf)
         return -1;
-    memcpy(buf, s, (size_t)(sep - s));
-    buf[sep - s] = '\0';
-    if (fmpl_parse_long(buf, 1, XBAR_MAX_X, &x) != 0 ||
-        fmpl_parse_long(sep + 1, 1, XBAR_MAX_Y, &y) != 0)
+    snprintf(buf, sizeof buf, "%s", s);
+    /* strtok would skip empty fields ("3x" or "2xx8"): split by hand */
+    for (char *p = buf, *sep;; p = sep + 1) {
+        sep = strpbrk(p, "xX");
+        if (sep)
+            *sep = '\0';
+        if (k == 3 || fmpl_parse_long(p, 1, max[k], &v[k]) != 0)
+            return -1;
+        k++;
+        if (!sep)
+            break;
+    }
+    if (k < 2 || v[0] * v[1] * v[2] > XBAR_MAX_NODES)
         return -1;
-    *X = (int)x;
-    *Y = (int)y;
+    *X = (int)v[0];
+    *Y = (int)v[1];
+    *Z = (int)v[2];
     return 0;
 }
 
@@ -73,10 +87,12 @@ int fmpl_tcw_xbar_init(tcw_xbar_t *x, int size)
     memset(x, 0, sizeof *x);
     x->X = 2;
     x->Y = 8;
+    x->Z = 1;
     const char *e = getenv("FMPL_TCW_SHAPE");
-    if (e && *e && parse_shape(e, &x->X, &x->Y) != 0) {
-        fmpl_log_err("FMPL_TCW_SHAPE=%s: not a partition XxY with 1 <= X <= %d nodes on an "
-                     "x-crossbar and 1 <= Y <= %d", e, XBAR_MAX_X, XBAR_MAX_Y);
+    if (e && *e && parse_shape(e, &x->X, &x->Y, &x->Z) != 0) {
+        fmpl_log_err("FMPL_TCW_SHAPE=%s: not a partition XxY or XxYxZ with 1 <= X <= %d nodes "
+                     "on an x-crossbar, 1 <= Y <= %d, 1 <= Z <= %d and at most %d nodes", e,
+                     XBAR_MAX_X, XBAR_MAX_Y, XBAR_MAX_Z, XBAR_MAX_NODES);
         return FMPL_ERR_ARG;
     }
     char what[64];
@@ -92,14 +108,17 @@ int fmpl_tcw_xbar_init(tcw_xbar_t *x, int size)
         return FMPL_ERR_ARG;
     }
     x->nodes = (size + x->ppn - 1) / x->ppn;
-    if (x->nodes > x->X * x->Y) {
-        fmpl_log_err("tcw: %d ranks need %d nodes at %d per node, but the %dx%d partition has "
-                     "%d (set FMPL_TCW_SHAPE or FMPL_TCW_PPN)", size, x->nodes, x->ppn, x->X,
-                     x->Y, x->X * x->Y);
+    int all = x->X * x->Y * x->Z, plane = x->X * x->Y;
+    if (x->nodes > all) {
+        fmpl_log_err("tcw: %d ranks need %d nodes at %d per node, but the %s partition has "
+                     "%d (set FMPL_TCW_SHAPE or FMPL_TCW_PPN)", size, x->nodes, x->ppn,
+                     fmpl_tcw_shape(x), all);
         return FMPL_ERR_ARG;
     }
-    x->rect = x->nodes <= x->X || x->nodes % x->X == 0;
-    x->nlinks = TCW_LINKS_PER_NODE * x->X * x->Y + 1;
+    /* a line, whole lines of a plane, or whole planes */
+    x->rect = x->nodes <= x->X || (x->nodes % x->X == 0 &&
+                                   (x->nodes <= plane || x->nodes % plane == 0));
+    x->nlinks = TCW_LINKS_PER_NODE * all + 1;
     x->ser_link = x->nlinks - 1;
     return FMPL_SUCCESS;
 }
@@ -110,38 +129,43 @@ static int link_of(const tcw_xbar_t *x, int node, int kind)
     return node * TCW_LINKS_PER_NODE + kind;
 }
 
+const char *fmpl_tcw_shape(const tcw_xbar_t *x)
+{
+    static char buf[48];
+    if (x->Z > 1)
+        snprintf(buf, sizeof buf, "%dx%dx%d", x->X, x->Y, x->Z);
+    else
+        snprintf(buf, sizeof buf, "%dx%d", x->X, x->Y);
+    return buf;
+}
+
 void fmpl_tcw_route(const tcw_xbar_t *x, const tcw_model_t *m, int src, int dst,
                     fmpl_emu_path_t *p)
 {
     int ns = fmpl_tcw_node(x, src), nd = fmpl_tcw_node(x, dst);
-    int xs = ns % x->X, ys = ns / x->X, xd = nd % x->X, yd = nd / x->X;
+    int plane = x->X * x->Y;
+    int c[3] = { ns % x->X, ns / x->X % x->Y, ns / plane };
+    const int d[3] = { nd % x->X, nd / x->X % x->Y, nd / plane };
+    static const int out[3] = { TCW_XOUT, TCW_YOUT, TCW_ZOUT }, in[3] = { TCW_XIN, TCW_YIN,
+                                                                          TCW_ZIN };
     fmpl_emu_time_t xbar = fmpl_tcw_ps(m->xbar_ns);
     memset(p, 0, sizeof *p);
     p->comp_link = -1;             /* complete when the write is visible */
     p->start = fmpl_tcw_ps(m->nia_send_ns);
     p->to_mem = fmpl_tcw_ps(m->nia_recv_ns);
-    int crossings = 0;
-    if (ns == nd) {
+    int crossings = 0, at = ns;
+    if (ns == nd)
         p->link[p->n++] = link_of(x, ns, TCW_LOOP);
-    } else if (ys == yd) {
-        p->link[p->n++] = link_of(x, ns, TCW_XOUT);
+    for (int k = 0; k < 3; k++) {  /* dimension order: x, then y, then z */
+        if (c[k] == d[k])
+            continue;
+        c[k] = d[k];
+        int next = c[2] * plane + c[1] * x->X + c[0];
+        p->link[p->n++] = link_of(x, at, out[k]);
         p->lat[p->n] = xbar;
-        p->link[p->n++] = link_of(x, nd, TCW_XIN);
-        crossings = 1;
-    } else if (xs == xd) {
-        p->link[p->n++] = link_of(x, ns, TCW_YOUT);
-        p->lat[p->n] = xbar;
-        p->link[p->n++] = link_of(x, nd, TCW_YIN);
-        crossings = 1;
-    } else {
-        int turn = ys * x->X + xd;         /* (xd, ys): where the packet turns */
-        p->link[p->n++] = link_of(x, ns, TCW_XOUT);
-        p->lat[p->n] = xbar;
-        p->link[p->n++] = link_of(x, turn, TCW_XIN);
-        p->link[p->n++] = link_of(x, turn, TCW_YOUT);
-        p->lat[p->n] = xbar;
-        p->link[p->n++] = link_of(x, nd, TCW_YIN);
-        crossings = 2;
+        p->link[p->n++] = link_of(x, next, in[k]);
+        at = next;
+        crossings++;
     }
     p->ack = fmpl_tcw_ps(m->ack_ns) + crossings * xbar;
 }
@@ -167,7 +191,9 @@ const char *fmpl_tcw_hw_refusal(const tcw_xbar_t *x)
                                   "a shared one (FMPL_TCW_PARTITION)");
     else if (!x->rect)
         snprintf(why, sizeof why, "condition (4) of section 3.2 fails: %d nodes do not fill a "
-                                  "rectangle of the %dx%d partition", x->nodes, x->X, x->Y);
+                                  "%s of the %s partition", x->nodes,
+                 x->Z > 1 ? "box (whole lines of a plane, or whole planes)" : "rectangle",
+                 fmpl_tcw_shape(x));
     else
         return NULL;
     return why;
