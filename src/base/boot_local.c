@@ -9,6 +9,7 @@
  * dead_rank) learn that a peer is gone instead of hanging.
  */
 #include "base/boot.h"
+#include "base/clock.h"
 #include "base/cpu.h"
 #include "base/launch_ctl.h"
 #include "fmpl.h"
@@ -42,13 +43,6 @@ struct local_priv {
     long long peer_timeout_ns;              /* FMPL_PEER_TIMEOUT, 0: none */
     _Atomic int probe_rank;                 /* where it goes on */
 };
-
-static long long now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static int key_ok(const char *key)
 {
@@ -150,7 +144,7 @@ static int local_dead_rank(fmpl_boot_t *b)
 
     if (dead >= 0)
         return dead;
-    t = now_ns();
+    t = fmpl_rtime_ns();
     if (t < atomic_load_explicit(&p->next_probe, memory_order_relaxed))
         return -1;
     atomic_store_explicit(&p->next_probe, t + CHECK_NS, memory_order_relaxed);
@@ -221,14 +215,14 @@ static int local_fence(fmpl_boot_t *b)
             return FMPL_SUCCESS;
         fmpl_cpu_relax();
     }
-    start = now_ns();
+    start = fmpl_rtime_ns();
     next_check = start + CHECK_NS;
     for (;;) {
         /* Arrival first: a rank that left after this fence completed is
          * not a reason to fail it. */
         if (atomic_load_explicit(&c->fence_gen, memory_order_acquire) != gen)
             return FMPL_SUCCESS;
-        t = now_ns();
+        t = fmpl_rtime_ns();
         if (t >= next_check) {
             if (local_dead_rank(b) >= 0)
                 return FMPL_ERR_PEER;

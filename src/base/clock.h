@@ -16,4 +16,12 @@ static inline double fmpl_rtime(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* the same in whole nanoseconds, for deadlines kept in shared memory */
+static inline long long fmpl_rtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 #endif
