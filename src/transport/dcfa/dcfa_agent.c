@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "fmpl.h"
+#include "base/clock.h"
 #include "base/env.h"
 #include "base/log.h"
 #include "transport/dcfa/dcfa.h"
@@ -453,17 +454,12 @@ static void agent_main(int lfd)
         ag.ok = ag.da.vendor_id == FMPL_DCFA_RXE_VENDOR;
 
     int served = 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = fmpl_rtime();
     for (;;) {
         if (served && ag.nc == 0)
             break;                 /* every rank has gone */
-        if (!served) {
-            struct timespec t;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            if ((double)(t.tv_sec - t0.tv_sec) > wait)
-                break;             /* nobody came */
-        }
+        if (!served && fmpl_rtime() - t0 > wait)
+            break;                 /* nobody came */
         struct pollfd pf[1 + 1024];
         int n = 0;
         pf[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
