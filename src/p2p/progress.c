@@ -102,6 +102,9 @@ int fmpl_wait_comp(const fmpl_tl_comp_t *c, int peer)
         while (rc == FMPL_SUCCESS && fmpl_tl_comp_pending(c))
             if (fmpl_progress() == 0)
                 rc = fmpl_wait_idle(&w);
+        /* given up (a dead peer): c is the caller's, and may go */
+        if (rc != FMPL_SUCCESS)
+            fmpl_tl_forget(&fmpl_g.tl, (fmpl_tl_comp_t *)c);
     }
     return rc != FMPL_SUCCESS ? rc : c->status;
 }

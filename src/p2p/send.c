@@ -326,6 +326,9 @@ static void send_finish(fmpl_request_t *req)
 /* End a send with an error (its peer is gone). */
 int fmpl_p2p_send_fail(fmpl_request_t *req, int rc)
 {
+    /* the request may be a stack frame of fmpl_send: puts still on
+     * their way must not count down in it later */
+    fmpl_tl_forget(&fmpl_g.tl, fmpl_req_comp(req));
     req->status = rc;
     fmpl_req_dereg(req);
     send_finish(req);

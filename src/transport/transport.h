@@ -286,6 +286,12 @@ typedef struct fmpl_tl_ops {
      * 1 when complete, 0 to be called again, or an error */
     int  (*barrier)(fmpl_tl_t *tl, fmpl_tl_coll_t *st);
     int  (*bcast)(fmpl_tl_t *tl, void *buf, size_t len, int root, fmpl_tl_coll_t *st);
+
+    /* optional: a wait on `comp` gave up (a peer died) and its memory may
+     * go - a stack frame, a request - while puts counted in it are still
+     * on their way: their completions must not touch it.  NULL where the
+     * transport keeps no pointer to a comp past the call that counted it */
+    void (*forget)(fmpl_tl_t *tl, fmpl_tl_comp_t *comp);
 } fmpl_tl_ops_t;
 
 struct fmpl_tl {
@@ -477,6 +483,12 @@ static inline int fmpl_tl_mem_free(fmpl_tl_t *tl, void *p)
 { return tl->ops->mem_free(tl, p); }
 static inline int fmpl_tl_peer_ok(fmpl_tl_t *tl, int peer)
 { return tl->ops->peer_ok(tl, peer); }
+/* a wait on comp gave up with puts still counted in it (ops->forget) */
+static inline void fmpl_tl_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    if (tl->ops->forget && comp->pending > 0)
+        tl->ops->forget(tl, comp);
+}
 /* the hardware collectives (FMPL_TL_CAP_HW_*), split-phase */
 static inline int fmpl_tl_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 { return tl->ops->barrier(tl, st); }

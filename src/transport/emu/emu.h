@@ -180,6 +180,9 @@ void fmpl_emu_close(fmpl_emu_t *e);
  * it was doing (FMPL_ERR_PEER), as any wait on a silent peer does. */
 void *fmpl_emu_fabric(fmpl_emu_t *e);
 int  fmpl_emu_lock(fmpl_emu_t *e);
+/* Completions still to come for `comp` (a fmpl_tl_comp_t of this rank)
+ * are not to touch it: its wait gave up. */
+void fmpl_emu_forget(fmpl_emu_t *e, const void *comp);
 void fmpl_emu_unlock(fmpl_emu_t *e);
 pid_t fmpl_emu_pid(const fmpl_emu_t *e, int rank);
 /* An address of ours a peer may read to check it can reach our memory

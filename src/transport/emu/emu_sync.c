@@ -142,6 +142,8 @@ static void apply_due(fmpl_emu_t *e, int n)
         const fmpl_emu_msg_t *m = &e->due[i];
         if (m->kind == FMPL_EMU_E_COMP) {
             fmpl_tl_comp_t *c = (fmpl_tl_comp_t *)(uintptr_t)m->comp;
+            if (!c)
+                continue;          /* forgotten (fmpl_emu_forget) */
             if (m->status != FMPL_SUCCESS && c->status == FMPL_SUCCESS)
                 c->status = m->status;
             c->pending--;

@@ -193,6 +193,11 @@ int fmpl_emu_tl_peer_ok(fmpl_tl_t *tl, int peer)
     return fmpl_emu_alive(fmpl_emu_tl_of(tl)->emu, peer);
 }
 
+void fmpl_emu_tl_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_emu_forget(fmpl_emu_tl_of(tl)->emu, comp);
+}
+
 int fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer)
 {
     double next_check = 0, t0 = 0;

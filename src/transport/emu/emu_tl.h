@@ -85,6 +85,8 @@ int  fmpl_emu_tl_write_blocks(fmpl_emu_tl_t *et, int peer, const void *src, size
 /* Wait until *comp has nothing pending (progress and liveness as any
  * FMPL wait); its status, or FMPL_ERR_PEER. */
 int  fmpl_emu_tl_wait_comp(fmpl_emu_tl_t *et, fmpl_tl_comp_t *comp, int peer);
+/* ops->forget of the emulated machines (transport.h) */
+void fmpl_emu_tl_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp);
 /* A digest of a fabric's settings (fmpl_emu_config_t.signature): every
  * rank must emulate the same machine.  Start with h = 0. */
 uint64_t fmpl_emu_digest(uint64_t h, const void *p, size_t n);

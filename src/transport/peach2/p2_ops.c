@@ -174,6 +174,7 @@ const fmpl_tl_ops_t fmpl_peach2_ops = {
     .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_tl_unsupported_cas,
     .progress = fmpl_emu_tl_progress,
+    .forget = fmpl_emu_tl_forget,
     .peer_ok = fmpl_emu_tl_peer_ok,
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,

@@ -314,6 +314,10 @@ static void *tca_mem_alloc(fmpl_tl_t *tl, size_t len)
 }
 static int tca_mem_free(fmpl_tl_t *tl, void *p) { return fmpl_emu_tl_mem_free(near_part(tl), p); }
 static int tca_progress(fmpl_tl_t *tl) { return fmpl_emu_tl_progress(near_part(tl)); }
+static void tca_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_emu_tl_forget(near_part(tl), comp);
+}
 
 const fmpl_tl_ops_t fmpl_tca_ops = {
     .size = sizeof(fmpl_tl_ops_t),
@@ -333,6 +337,7 @@ const fmpl_tl_ops_t fmpl_tca_ops = {
     .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_route_mbox_cas,
     .progress = tca_progress,
+    .forget = tca_forget,
     .peer_ok = fmpl_route_peer_ok,
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,

@@ -134,6 +134,7 @@ const fmpl_tl_ops_t fmpl_tcw_ops = {
     .put_notify = fmpl_tl_put_notify_by_parts,
     .mbox_cas = fmpl_tl_unsupported_cas,
     .progress = fmpl_emu_tl_progress,
+    .forget = fmpl_emu_tl_forget,
     .peer_ok = fmpl_emu_tl_peer_ok,
     .barrier = fmpl_tcw_barrier,
     .bcast = fmpl_tcw_bcast,
