@@ -24,7 +24,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fmpl.h"
 #include "p2p/state.h"
@@ -91,7 +90,9 @@ static void job_open(void)
     memset(peers[1].block, 0, s.layout.block_len);
     for (int r = 0; r < 2; r++) {
         peers[r].produced = peers[r].acked = peers[r].consumed = 0;
-        peers[r].pid = getpid();   /* known, as once the modex was read */
+        /* known (as once the modex was read) and no process: the peer's
+         * regions cannot be mapped through /proc, only rmap[0] is there */
+        peers[r].pid = INT32_MAX;
         peers[r].cma_ok = 0;
         peers[r].contacted = 1;    /* as after the first contact (shm_seg.c) */
     }
