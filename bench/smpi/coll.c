@@ -35,6 +35,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 /* smpicc turns clock_gettime into the simulated clock: the wall times
  * below want this machine's */
 #ifdef clock_gettime
@@ -92,29 +94,6 @@ static double once(int op, int me)
     return (m[1] - m[0]) * 1e6;
 }
 
-/* kB from a "Name:  N kB" line of a /proc file, 0 if none */
-static double proc_kb(const char *file, const char *name)
-{
-    FILE *f = fopen(file, "r");
-    char line[256];
-    double v = 0;
-    size_t n = strlen(name);
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, name, n)) {
-            v = atof(line + n);
-            break;
-        }
-    if (f)
-        fclose(f);
-    return v;
-}
-
-static int cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv)
 {
     int reps = 5, np, me;
@@ -169,14 +148,13 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             t[r] = once(op, me);
         }
-        qsort(t, (size_t)reps, sizeof t[0], cmp);
-        median[op] = t[reps / 2];
+        median[op] = bu_median(t, reps);
     }
     double r2 = real_s();
 
-    double vm = proc_kb("/proc/self/status", "VmSize:") / 1024;
-    double rss = proc_kb("/proc/self/status", "VmRSS:") / 1024;
-    double pss = proc_kb("/proc/self/smaps_rollup", "Pss:") / 1024;
+    double vm = bu_proc_kb("/proc/self/status", "VmSize:") / 1024;
+    double rss = bu_proc_kb("/proc/self/status", "VmRSS:") / 1024;
+    double pss = bu_proc_kb("/proc/self/smaps_rollup", "Pss:") / 1024;
     double mine[4] = { vm, rss, pss, r1 - r0 }, mx[4], all = pss;
     MPI_Allreduce(mine, mx, 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     if (!one_process)
