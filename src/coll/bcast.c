@@ -206,13 +206,11 @@ static int scatter_allgather(fmpl_comm_rec_t *c, void *buf, size_t size, int roo
 static int scatter_wins(const fmpl_comm_rec_t *c, size_t size)
 {
     const fmpl_tl_t *tl = &fmpl_g.tl;
-    int n = c->size, rounds = 0;
+    int n = c->size, rounds = fmpl_log2_up(n);
     if (fmpl_coll_g.bcast_alg != FMPL_BCAST_AUTO)
         return fmpl_coll_g.bcast_alg == FMPL_BCAST_SCATTER;
     if (tl->byte_ns <= 0 || n < 4 || size <= BCAST_LARGE)
         return 0;
-    while ((1 << rounds) < n)
-        rounds++;
     double tree = rounds * ((double)size * tl->byte_ns + tl->oneway_ns);
     int steps = (n & (n - 1)) == 0 ? rounds : n - 1;
     double sa = 2.0 * (double)size * tl->byte_ns * (n - 1) / n + (rounds + steps) * tl->oneway_ns;

@@ -122,13 +122,18 @@ static inline int fmpl_sig_fits(fmpl_comm_rec_t *c, size_t len)
  * allreduce took 109 us where 4 rounds take 30). */
 #define FMPL_DIRECT_N   16
 #define FMPL_DIRECT_MAX 256
+/* rounds of a tree or of doubling over n members: ceil(log2 n) */
+static inline int fmpl_log2_up(int n)
+{
+    int k = 0;
+    while ((1 << k) < n)
+        k++;
+    return k;
+}
 static inline int fmpl_fanout_ok(const fmpl_comm_rec_t *c)
 {
-    int rounds = 0;
-    while ((1 << rounds) < c->size)
-        rounds++;
     const fmpl_tl_t *tl = &fmpl_g.tl;
-    return (c->size - 1) * tl->fanout_ns <= rounds * tl->oneway_ns;
+    return (c->size - 1) * tl->fanout_ns <= fmpl_log2_up(c->size) * tl->oneway_ns;
 }
 static inline int fmpl_direct_ok(fmpl_comm_rec_t *c, size_t len)
 {

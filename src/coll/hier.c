@@ -68,14 +68,6 @@ static fmpl_comm_rec_t group(int *ranks, int n, int me, int idx)
                               .hier_state = -1 };
 }
 
-static int log2_up(int n)
-{
-    int k = 0;
-    while ((1 << k) < n)
-        k++;
-    return k;
-}
-
 /*
  * Whether a latency-bound collective costs less flat: the leaders' way
  * takes log2 g rounds inside a group, log2 h among the leaders and log2 g
@@ -92,8 +84,9 @@ static int small_flat(int n, int hosts, int gmax)
     const fmpl_tl_t *tl = &fmpl_g.tl;
     if (tl->near_oneway_ns <= 0 || tl->oneway_ns <= 0)
         return 0;
-    double lead = 2.0 * log2_up(gmax) * tl->near_oneway_ns + log2_up(hosts) * tl->oneway_ns;
-    return lead >= log2_up(n) * tl->oneway_ns;
+    double lead = 2.0 * fmpl_log2_up(gmax) * tl->near_oneway_ns +
+                  fmpl_log2_up(hosts) * tl->oneway_ns;
+    return lead >= fmpl_log2_up(n) * tl->oneway_ns;
 }
 
 static int build(fmpl_comm_rec_t *c)
