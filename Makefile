@@ -70,28 +70,29 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            clang libclang-rt-14-dev \
            pandoc man-db groff-base gnuplot-nox cmake
 
+# libpmix, libfabric and libibverbs are not linked: each is loaded at run
+# time by the first job that needs it (src/base/dlib.h says why); their
+# headers decide what is built.
 # PMIx bootstrap when libpmix is there (it is after `make deps`).
 PMIX_CFLAGS := $(shell pkg-config --cflags pmix 2>/dev/null)
 PMIX_LIBS   := $(shell pkg-config --libs pmix 2>/dev/null)
 ifneq ($(PMIX_LIBS),)
-ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS)
+ALLCFLAGS += -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) \
+             -DFMPL_PMIX_LIBDIR='"$(shell pkg-config --variable=libdir pmix)"'
 endif
 # The libfabric transport (src/transport/ofi) when libfabric's headers are
-# there.  libfabric itself is loaded at run time, only by jobs that choose
-# it (src/transport/ofi/ofi_lib.c says why).
+# there.
 ifneq ($(shell pkg-config --exists libfabric 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_OFI $(shell pkg-config --cflags libfabric)
 OFI_SRC := $(wildcard src/transport/ofi/*.c) src/transport/route/route.c
-OFI_LIBS := -ldl
 endif
 # The InfiniBand verbs transport (src/transport/dcfa) when rdma-core's
 # libibverbs is there (it is after `make deps`).
 ifneq ($(shell pkg-config --exists libibverbs 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_VERBS
 VERBS_SRC := $(wildcard src/transport/dcfa/*.c)
-VERBS_LIBS := -libverbs
 endif
-LIBS = $(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm
+LIBS = -ldl -lpthread -lrt -lm
 
 LIB_SRC := $(wildcard src/base/*.c src/transport/*.c src/p2p/*.c src/coll/*.c src/api/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
@@ -216,7 +217,7 @@ bin/fmplrun: $(FMPLRUN_SRC) tools/fmplrun/fmplrun.h src/base/parse.c $(HDRS)
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
              -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
              -e 's|@FMODDIR@|$(FMODDIR)|g' \
-             -e 's|@LIBS_PRIVATE@|$(PMIX_LIBS) $(OFI_LIBS) $(VERBS_LIBS) -lpthread -lrt -lm|g'
+             -e 's|@LIBS_PRIVATE@|$(LIBS)|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(say) GEN $@
 	$(Q)$(PC_SED) $< > $@
@@ -355,7 +356,7 @@ ifneq ($(HAVE_MPICC),)
 test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/base/boot.h
 	$(say) MPICC $@
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
-	    -o $@ test/progs/boot_pmix_mpi.c src/base/boot_pmix.c $(PMIX_LIBS)
+	    -o $@ test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/base/dlib.c $(PMIX_LIBS)
 endif
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
 	$(say) MPICC $@

@@ -122,7 +122,7 @@ ib              named    check_blacs *
 # requires: what the step needs, comma-separated, `-` none; when one is
 # missing the step is skipped with a note, or, marked `!`, FAILS.
 #   x:FILE executable  f:FILE  cmd:COMMAND  libfabric (pkg-config)
-#   fi:PROVIDER (fi_info -p)  verbs (lib/libfmpl.so links libibverbs)
+#   fi:PROVIDER (fi_info -p)  verbs (lib/libfmpl.so has the dcfa transport)
 #   scalapack (Debian's ScaLAPACK testers)
 # for the commands of STEPS (expanded by eval)
 VG="valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite"
@@ -413,7 +413,7 @@ have() {
             cmd:*) command -v "${r#cmd:}" > /dev/null 2>&1 ;;
             libfabric) [ -n "$(pkg-config --libs libfabric 2>/dev/null)" ] ;;
             fi:*) fi_info -p "${r#fi:}" > /dev/null 2>&1 ;;
-            verbs) nm -D lib/libfmpl.so 2>/dev/null | grep -q " U ibv_" ;;
+            verbs) grep -q libibverbs.so.1 lib/libfmpl.so 2>/dev/null ;;
             scalapack) [ -d /usr/lib/x86_64-linux-gnu/scalapack ] ;;
             *) die "unknown requirement $r" ;;
         esac
@@ -431,7 +431,7 @@ what() {
         cmd:*) echo "${r#cmd:} (not installed)" ;;
         libfabric) echo "libfabric (pkg-config libfabric)" ;;
         fi:*) echo "libfabric's ${r#fi:} provider (fi_info -p ${r#fi:})" ;;
-        verbs) echo "libfmpl built with libibverbs (make deps)" ;;
+        verbs) echo "libfmpl built with the dcfa transport (libibverbs-dev: make deps)" ;;
         scalapack) echo "Debian's ScaLAPACK testers (/usr/lib/x86_64-linux-gnu/scalapack)" ;;
     esac
 }

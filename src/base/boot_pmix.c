@@ -37,6 +37,37 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
 
 #include <pmix.h>
 
+#include "base/dlib.h"
+
+/* libpmix is loaded by the first job a PMIx launcher starts (dlib.h):
+ * the entry points FMPL calls, the header's macros among them */
+#define PMIX_FNS(X) X(PMIx_Init) X(PMIx_Finalize) X(PMIx_Abort) X(PMIx_Put) \
+    X(PMIx_Commit) X(PMIx_Fence) X(PMIx_Get) X(PMIx_Error_string) X(PMIx_Info_load) \
+    X(PMIx_Value_destruct)
+static struct { PMIX_FNS(FMPL_DLIB_FIELD) } pmix;
+#define PMIX_SYM(f) FMPL_DLIB_SYM(pmix, f)
+static const fmpl_dlib_sym_t pmix_syms[] = { PMIX_FNS(PMIX_SYM) { NULL, NULL } };
+/* the library's own directory first (pkg-config's libdir: Debian's
+ * libpmix is not on the loader's path), then wherever the loader finds it */
+static const char *const pmix_files[] = {
+#ifdef FMPL_PMIX_LIBDIR
+    FMPL_PMIX_LIBDIR "/libpmix.so.2",
+#endif
+    "libpmix.so.2", NULL
+};
+static fmpl_dlib_t pmix_lib = { pmix_files, pmix_syms, NULL };
+/* every call below, the header's macros' too, goes through the table */
+#define PMIx_Init pmix.PMIx_Init
+#define PMIx_Finalize pmix.PMIx_Finalize
+#define PMIx_Abort pmix.PMIx_Abort
+#define PMIx_Put pmix.PMIx_Put
+#define PMIx_Commit pmix.PMIx_Commit
+#define PMIx_Fence pmix.PMIx_Fence
+#define PMIx_Get pmix.PMIx_Get
+#define PMIx_Error_string pmix.PMIx_Error_string
+#define PMIx_Info_load pmix.PMIx_Info_load
+#define PMIx_Value_destruct pmix.PMIx_Value_destruct
+
 #define KEY_PREFIX "fmpl."
 /* Arrival markers of fence() (see there).  ':' keeps them apart from the
  * callers' keys, which all become "fmpl.<key>". */
@@ -444,6 +475,13 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
      * own server and sets these in our environment, and then we join it. */
     if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL)
         return FMPL_ERR_UNSUPPORTED;
+
+    char why[256];
+    if (fmpl_dlib_load(&pmix_lib, why, sizeof why) != 0) {
+        fprintf(stderr, "fmpl: started by a PMIx launcher, but libpmix cannot be loaded"
+                " (%s); install libpmix2\n", why);
+        return FMPL_ERR_SYSTEM;
+    }
 
     p = calloc(1, sizeof *p);
     if (p == NULL)

@@ -76,6 +76,7 @@
 #include <stdint.h>
 #include <infiniband/verbs.h>
 
+#include "base/dlib.h"
 #include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
@@ -336,5 +337,23 @@ volatile void *fmpl_dcfa_mbox_in(fmpl_tl_t *tl, int peer, int idx);
 int  fmpl_dcfa_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,
                       unsigned len, unsigned flags, fmpl_tl_comp_t *comp);
 int  fmpl_dcfa_box_wait(fmpl_mmsg_box_t *b, volatile int *pending, int peer);
+
+/* dcfa_lib.c: libibverbs' real entry points, from dlopen (base/dlib.h);
+ * ibv_reg_mr and ibv_query_port are verbs.h macros over
+ * ibv_reg_mr_iova2 and fmpl_dcfa_query_port's logic */
+#define FMPL_IBV_FNS(X) X(ibv_get_device_list) X(ibv_free_device_list) \
+    X(ibv_get_device_name) X(ibv_open_device) X(ibv_close_device) X(ibv_query_device) \
+    X(ibv_query_port) X(ibv_query_gid) X(ibv_alloc_pd) X(ibv_dealloc_pd) \
+    X(ibv_reg_mr_iova2) X(ibv_dereg_mr) X(ibv_create_cq) X(ibv_destroy_cq) \
+    X(ibv_create_srq) X(ibv_destroy_srq) X(ibv_create_qp) X(ibv_modify_qp) \
+    X(ibv_destroy_qp) X(ibv_create_ah) X(ibv_destroy_ah) X(ibv_wc_status_str)
+typedef struct fmpl_ibv_lib { FMPL_IBV_FNS(FMPL_DLIB_FIELD) } fmpl_ibv_lib_t;
+extern fmpl_ibv_lib_t fmpl_ibv;
+/* before any other verb: FMPL_ERR_UNSUPPORTED (logged) without the library */
+int fmpl_dcfa_lib_load(void);
+int fmpl_dcfa_query_port(struct ibv_context *c, uint8_t port, struct ibv_port_attr *a);
+/* a completion's status in words; a rank in split mode, which never
+ * loads libibverbs otherwise, loads it here */
+const char *fmpl_dcfa_wc_str(enum ibv_wc_status s);
 
 #endif

@@ -290,7 +290,7 @@ static void hello(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
     memcpy(p->gid, d->gid.raw, 16);
     p->max_cqe = ag.da.max_cqe;
     p->rd_atom = (uint8_t)(ag.da.max_qp_rd_atom < 16 ? ag.da.max_qp_rd_atom : 16);
-    snprintf(p->dev, sizeof p->dev, "%s", ibv_get_device_name(d->ctx->device));
+    snprintf(p->dev, sizeof p->dev, "%s", fmpl_ibv.ibv_get_device_name(d->ctx->device));
     snprintf(p->file, sizeof p->file, "%s", d->ctx->device->dev_name);
     if (!ag.ok)
         p->err = EOPNOTSUPP;       /* not rxe: the rank runs in direct mode */
@@ -450,7 +450,7 @@ static void agent_main(int lfd)
      * _GID_INDEX from the rank's environment) */
     ag.dev.failed_peer = -1;
     if (fmpl_dcfa_open_device(&ag.dev) == FMPL_SUCCESS &&
-        ibv_query_device(ag.dev.ctx, &ag.da) == 0)
+        fmpl_ibv.ibv_query_device(ag.dev.ctx, &ag.da) == 0)
         ag.ok = ag.da.vendor_id == FMPL_DCFA_RXE_VENDOR;
 
     int served = 0;
@@ -491,6 +491,6 @@ static void agent_main(int lfd)
     while (ag.nc)
         drop_client(ag.nc - 1);
     if (ag.dev.ctx)
-        ibv_close_device(ag.dev.ctx);
+        fmpl_ibv.ibv_close_device(ag.dev.ctx);
     _exit(0);
 }

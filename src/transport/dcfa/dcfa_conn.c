@@ -289,7 +289,8 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
                 d->failed_peer = r;
         }
     } else if (wc->status != IBV_WC_SUCCESS && wc->status != IBV_WC_WR_FLUSH_ERR) {
-        fmpl_log_err("dcfa: a connection datagram failed: %s", ibv_wc_status_str(wc->status));
+        fmpl_log_err("dcfa: a connection datagram failed: %s",
+                     fmpl_dcfa_wc_str(wc->status));
     }
     if (wc->status != IBV_WC_WR_FLUSH_ERR)
         post_ud_recv(d, slot);

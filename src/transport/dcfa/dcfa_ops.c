@@ -183,7 +183,7 @@ static void send_done(fmpl_dcfa_t *d, const struct ibv_wc *wc)
         /* an unsignalled request completes only in error */
         int peer = (int)(wc->wr_id & 0xffffff);
         fmpl_log_err("dcfa: %s to rank %d failed: %s", bare_verb[(wc->wr_id >> 40) & 1], peer,
-                     ibv_wc_status_str(wc->status));
+                     fmpl_dcfa_wc_str(wc->status));
         d->failed_peer = peer;
         return;
     }
@@ -193,7 +193,7 @@ static void send_done(fmpl_dcfa_t *d, const struct ibv_wc *wc)
         d->peer[op->peer].probing = 0;
     if (wc->status != IBV_WC_SUCCESS) {
         fmpl_log_err("dcfa: %s to rank %d failed: %s", op->verb ? op->verb : "a request",
-                     op->peer, ibv_wc_status_str(wc->status));
+                     op->peer, fmpl_dcfa_wc_str(wc->status));
         d->failed_peer = op->peer;
         if (op->comp && op->comp->status == FMPL_SUCCESS)
             op->comp->status = FMPL_ERR_PEER;
@@ -235,7 +235,8 @@ static int progress_locked(fmpl_dcfa_t *d)
             int slot = (int)(wc[i].wr_id & ~FMPL_DCFA_RECV_TAG);
             if (wc[i].status != IBV_WC_SUCCESS) {
                 if (wc[i].status != IBV_WC_WR_FLUSH_ERR)
-                    fmpl_log_err("dcfa: a receive failed: %s", ibv_wc_status_str(wc[i].status));
+                    fmpl_log_err("dcfa: a receive failed: %s",
+                                 fmpl_dcfa_wc_str(wc[i].status));
                 continue;          /* the queue is going away */
             }
             /* an RC queue pair of ours has one peer, known from the
@@ -299,7 +300,7 @@ static int pick_gid(fmpl_dcfa_t *d, int tbl_len)
 {
     for (int i = 0; i < tbl_len; i++) {
         union ibv_gid g;
-        if (ibv_query_gid(d->ctx, d->port, i, &g) != 0)
+        if (fmpl_ibv.ibv_query_gid(d->ctx, d->port, i, &g) != 0)
             continue;
         static const uint8_t v4[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
         if (memcmp(g.raw, v4, sizeof v4) == 0)
@@ -312,40 +313,43 @@ int fmpl_dcfa_open_device(fmpl_dcfa_t *d)
 {
     const char *want = getenv("FMPL_DCFA_DEVICE");
     int port = 0, gidx = -1;
+    int rc = fmpl_dcfa_lib_load();
+    if (rc != FMPL_SUCCESS)
+        return rc;
     if (env_int("FMPL_DCFA_PORT", 1, 255, &port) < 0 ||
         env_int("FMPL_DCFA_GID_INDEX", 0, 65535, &gidx) < 0)
         return FMPL_ERR_ARG;
     int n = 0;
-    struct ibv_device **list = ibv_get_device_list(&n);
+    struct ibv_device **list = fmpl_ibv.ibv_get_device_list(&n);
     if (!list || n == 0) {
         fmpl_log_err("dcfa: no InfiniBand or RoCE device here (ibv_get_device_list found "
                      "none)");
         if (list)
-            ibv_free_device_list(list);
+            fmpl_ibv.ibv_free_device_list(list);
         return FMPL_ERR_UNSUPPORTED;
     }
     struct ibv_port_attr pa;
     for (int i = 0; i < n && !d->ctx; i++) {
-        if (want && *want && strcmp(ibv_get_device_name(list[i]), want) != 0)
+        if (want && *want && strcmp(fmpl_ibv.ibv_get_device_name(list[i]), want) != 0)
             continue;
-        struct ibv_context *c = ibv_open_device(list[i]);
+        struct ibv_context *c = fmpl_ibv.ibv_open_device(list[i]);
         struct ibv_device_attr da;
         if (!c)
             continue;
-        if (ibv_query_device(c, &da) != 0) {
-            ibv_close_device(c);
+        if (fmpl_ibv.ibv_query_device(c, &da) != 0) {
+            fmpl_ibv.ibv_close_device(c);
             continue;
         }
         for (int p = port ? port : 1; p <= (port ? port : da.phys_port_cnt); p++)
-            if (ibv_query_port(c, (uint8_t)p, &pa) == 0 && pa.state == IBV_PORT_ACTIVE) {
+            if (fmpl_dcfa_query_port(c, (uint8_t)p, &pa) == 0 && pa.state == IBV_PORT_ACTIVE) {
                 d->ctx = c;
                 d->port = (uint8_t)p;
                 break;
             }
         if (!d->ctx)
-            ibv_close_device(c);
+            fmpl_ibv.ibv_close_device(c);
     }
-    ibv_free_device_list(list);
+    fmpl_ibv.ibv_free_device_list(list);
     if (!d->ctx) {
         fmpl_log_err("dcfa: no active port on %s%s%s", want && *want ? "device " : "any device",
                      want && *want ? want : "", port ? " (FMPL_DCFA_PORT)" : "");
@@ -355,8 +359,8 @@ int fmpl_dcfa_open_device(fmpl_dcfa_t *d)
     d->lid = pa.lid;
     d->mtu = pa.active_mtu;
     d->gid_index = gidx >= 0 ? gidx : d->roce ? pick_gid(d, pa.gid_tbl_len) : 0;
-    if (ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) != 0) {
-        fmpl_log_err("dcfa: %s port %d has no GID %d", ibv_get_device_name(d->ctx->device),
+    if (fmpl_ibv.ibv_query_gid(d->ctx, d->port, d->gid_index, &d->gid) != 0) {
+        fmpl_log_err("dcfa: %s port %d has no GID %d", fmpl_ibv.ibv_get_device_name(d->ctx->device),
                      d->port, d->gid_index);
         return FMPL_ERR_ARG;
     }

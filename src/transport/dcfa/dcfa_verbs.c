@@ -61,7 +61,7 @@ static int ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
 struct ibv_mr *fmpl_dcfa_reg_mr(fmpl_dcfa_t *d, void *addr, size_t len, int access)
 {
     if (!d->split)
-        return ibv_reg_mr(d->pd, addr, len, access);
+        return fmpl_ibv.ibv_reg_mr_iova2(d->pd, addr, len, (uintptr_t)addr, access);
     struct ibv_mr *mr = calloc(1, sizeof *mr);
     if (!mr) {
         errno = ENOMEM;
@@ -84,7 +84,7 @@ void fmpl_dcfa_dereg_mr(fmpl_dcfa_t *d, struct ibv_mr *mr)
     if (!mr)
         return;
     if (!d->split) {
-        ibv_dereg_mr(mr);
+        fmpl_ibv.ibv_dereg_mr(mr);
         return;
     }
     fmpl_uv_dereg_mr(d->cmd_fd, mr->handle);
@@ -101,7 +101,7 @@ int fmpl_dcfa_qp_create(fmpl_dcfa_t *d, enum ibv_qp_type type, int on_srq,
         struct ibv_qp_init_attr a = { .send_cq = d->cq, .recv_cq = d->cq,
                                       .srq = on_srq ? d->srq : NULL, .qp_type = type,
                                       .cap = *cap };
-        if (!(qp->ib = ibv_create_qp(d->pd, &a)))
+        if (!(qp->ib = fmpl_ibv.ibv_create_qp(d->pd, &a)))
             return errno ? errno : EIO;
         *cap = a.cap;
         qp->num = qp->ib->qp_num;
@@ -128,7 +128,7 @@ int fmpl_dcfa_qp_create(fmpl_dcfa_t *d, enum ibv_qp_type type, int on_srq,
 int fmpl_dcfa_qp_modify(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, struct ibv_qp_attr *a, int mask)
 {
     if (!d->split)
-        return ibv_modify_qp(qp->ib, a, mask);
+        return fmpl_ibv.ibv_modify_qp(qp->ib, a, mask);
     fmpl_dcfa_areq_t q = { .op = FMPL_AG_MODIFY };
     fmpl_uv_modify_of(&q.modify, qp->handle, a, mask);
     fmpl_dcfa_arep_t p;
@@ -140,7 +140,7 @@ void fmpl_dcfa_qp_destroy(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp)
     if (!qp->made)
         return;
     if (!d->split) {
-        ibv_destroy_qp(qp->ib);
+        fmpl_ibv.ibv_destroy_qp(qp->ib);
     } else {
         fmpl_rxe_unmap(&qp->sq);
         fmpl_rxe_unmap(&qp->rq);
@@ -175,7 +175,7 @@ int fmpl_dcfa_ah_create(fmpl_dcfa_t *d, struct ibv_ah_attr *a, fmpl_dcfa_ah_t *a
 {
     memset(ah, 0, sizeof *ah);
     if (!d->split) {
-        if (!(ah->ib = ibv_create_ah(d->pd, a)))
+        if (!(ah->ib = fmpl_ibv.ibv_create_ah(d->pd, a)))
             return errno ? errno : EIO;
         ah->made = 1;
         return 0;
@@ -207,7 +207,7 @@ void fmpl_dcfa_ah_destroy(fmpl_dcfa_t *d, fmpl_dcfa_ah_t *ah)
     if (!ah->made)
         return;
     if (!d->split) {
-        ibv_destroy_ah(ah->ib);
+        fmpl_ibv.ibv_destroy_ah(ah->ib);
     } else if (d->agent >= 0) {
         fmpl_dcfa_areq_t q = { .op = FMPL_AG_DESTROY_AH, .a = ah->handle };
         fmpl_dcfa_arep_t p;
@@ -316,23 +316,23 @@ int fmpl_dcfa_dev_open(fmpl_dcfa_t *d, int cqe)
     snprintf(d->mode_why, sizeof d->mode_why, "%s", why);
     int rc = fmpl_dcfa_open_device(d);
     struct ibv_device_attr da;
-    if (rc == FMPL_SUCCESS && ibv_query_device(d->ctx, &da) != 0)
+    if (rc == FMPL_SUCCESS && fmpl_ibv.ibv_query_device(d->ctx, &da) != 0)
         rc = fmpl_dcfa_error(d, errno ? errno : EIO, "ibv_query_device", -1);
     if (rc != FMPL_SUCCESS)
         return rc;
-    snprintf(d->devname, sizeof d->devname, "%s", ibv_get_device_name(d->ctx->device));
+    snprintf(d->devname, sizeof d->devname, "%s", fmpl_ibv.ibv_get_device_name(d->ctx->device));
     d->vendor = da.vendor_id;
     d->rd_atom = da.max_qp_rd_atom < 16 ? (uint8_t)da.max_qp_rd_atom : 16;
     if (!d->rd_atom)
         d->rd_atom = 1;
     if (cqe > da.max_cqe)
         cqe = da.max_cqe;
-    if (!(d->pd = ibv_alloc_pd(d->ctx)))
+    if (!(d->pd = fmpl_ibv.ibv_alloc_pd(d->ctx)))
         return fmpl_dcfa_error(d, errno, "ibv_alloc_pd", -1);
-    if (!(d->cq = ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)))
+    if (!(d->cq = fmpl_ibv.ibv_create_cq(d->ctx, cqe, NULL, NULL, 0)))
         return fmpl_dcfa_error(d, errno, "ibv_create_cq", -1);
     struct ibv_srq_init_attr sa = { .attr = { .max_wr = FMPL_DCFA_NRECV, .max_sge = 1 } };
-    if (!(d->srq = ibv_create_srq(d->pd, &sa)))
+    if (!(d->srq = fmpl_ibv.ibv_create_srq(d->pd, &sa)))
         return fmpl_dcfa_error(d, errno, "ibv_create_srq", -1);
     return FMPL_SUCCESS;
 }
@@ -345,13 +345,13 @@ void fmpl_dcfa_dev_close(fmpl_dcfa_t *d)
         return;
     }
     if (d->srq)
-        ibv_destroy_srq(d->srq);
+        fmpl_ibv.ibv_destroy_srq(d->srq);
     if (d->cq)
-        ibv_destroy_cq(d->cq);
+        fmpl_ibv.ibv_destroy_cq(d->cq);
     if (d->pd)
-        ibv_dealloc_pd(d->pd);
+        fmpl_ibv.ibv_dealloc_pd(d->pd);
     if (d->ctx)
-        ibv_close_device(d->ctx);
+        fmpl_ibv.ibv_close_device(d->ctx);
     d->srq = NULL;
     d->cq = NULL;
     d->pd = NULL;

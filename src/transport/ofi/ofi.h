@@ -125,15 +125,13 @@ static inline void fmpl_ofi_done(fmpl_tl_comp_t *c)
 
 static inline fmpl_ofi_t *fmpl_ofi_of(fmpl_tl_t *tl) { return (fmpl_ofi_t *)tl->priv; }
 
-/* ofi_lib.c: libfabric's real entry points, from dlopen */
+/* ofi_lib.c: libfabric's real entry points, from dlopen (base/dlib.h) */
 typedef struct fmpl_ofi_lib {
-    void *handle;
-    int (*getinfo)(uint32_t, const char *, const char *, uint64_t, const struct fi_info *,
-                   struct fi_info **);
-    void (*freeinfo)(struct fi_info *);
-    struct fi_info *(*dupinfo)(const struct fi_info *);
-    int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
-    const char *(*strerror)(int);
+    __typeof__(fi_getinfo) *getinfo;
+    __typeof__(fi_freeinfo) *freeinfo;
+    __typeof__(fi_dupinfo) *dupinfo;
+    __typeof__(fi_fabric) *fabric;
+    __typeof__(fi_strerror) *strerror;
 } fmpl_ofi_lib_t;
 extern fmpl_ofi_lib_t fmpl_fi;
 int fmpl_ofi_lib_load(void);
