@@ -618,6 +618,19 @@ static int dcfa_peer_ok(fmpl_tl_t *tl, int peer)
     return d->failed_peer != peer;
 }
 
+/* A wait on comp gave up (a dead peer) with requests still counted in
+ * it: their completions, in error or not, must not count down into
+ * memory that is going away (transport.h). */
+static void dcfa_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
+    fmpl_rlock_take(&d->lock);
+    for (int i = 0; i < d->nops; i++)
+        if (d->ops[i].comp == comp)
+            d->ops[i].comp = NULL;
+    fmpl_rlock_give(&d->lock);
+}
+
 const fmpl_tl_ops_t fmpl_dcfa_ops = {
     .size = sizeof(fmpl_tl_ops_t),
     .name = "dcfa",
@@ -639,4 +652,5 @@ const fmpl_tl_ops_t fmpl_dcfa_ops = {
     .peer_ok = dcfa_peer_ok,
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,
+    .forget = dcfa_forget,
 };
