@@ -92,7 +92,10 @@ ifneq ($(shell pkg-config --exists libibverbs 2>/dev/null && echo yes),)
 ALLCFLAGS += -DFMPL_HAVE_VERBS
 VERBS_SRC := $(wildcard src/transport/dcfa/*.c)
 endif
-LIBS = -ldl -lpthread -lrt -lm
+# libfmpl itself needs no libm (one process less to map it in: 1024
+# emulated ranks); programs that do get it
+LIBS_PRIVATE = -ldl -lpthread -lrt
+LIBS = $(LIBS_PRIVATE) -Wl,--as-needed -lm -Wl,--no-as-needed
 
 LIB_SRC := $(wildcard src/base/*.c src/transport/*.c src/p2p/*.c src/coll/*.c src/api/*.c \
                       src/transport/shm/*.c src/transport/emu/*.c \
@@ -217,7 +220,7 @@ bin/fmplrun: $(FMPLRUN_SRC) tools/fmplrun/fmplrun.h src/base/parse.c $(HDRS)
 PC_SED = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' \
              -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
              -e 's|@FMODDIR@|$(FMODDIR)|g' \
-             -e 's|@LIBS_PRIVATE@|$(LIBS)|g'
+             -e 's|@LIBS_PRIVATE@|$(LIBS_PRIVATE)|g'
 fmpl.pc: fmpl.pc.in Makefile
 	$(say) GEN $@
 	$(Q)$(PC_SED) $< > $@
@@ -316,7 +319,7 @@ examples/%: examples/%.f90 lib/libfmpl.so include/fmplf.h $(FMOD)
 bench-build: $(BENCH) $(BENCH_MPI) examples/himeno
 bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/libfmpl.a
 	$(say) CC $@
-	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS) -lm
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS)
 bench/himeno bench/mpi/himeno: bench/himeno_kernel.h
 COLL_BENCH := barrier bcast reduce allreduce allgather
 $(addprefix bench/,$(COLL_BENCH)): bench/coll_bench.h bench/coll_fmpl.h
@@ -342,7 +345,7 @@ test/check_%: test/check_%.c test/testlib.h lib/libfmpl.a
 	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default $(CHECK_CFLAGS) -Itest -o $@ $< $(PROG_LDFLAGS) $(CHECK_LIBS)
 test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
 	$(say) CC $@
-	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS) -lm
+	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS)
 # the fault programs' timer
 test/progs/fault test/progs/blacs_fault: test/progs/fault_timer.h
 # BLACS workers: the C BLACS interface only (shorter stem: this rule wins)
@@ -350,7 +353,7 @@ test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_bla
                     lib/libfmpl.a
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Itest/progs -o $@ $< \
-	    lib/libfmpl_blacs.a $(PROG_LDFLAGS) -lm
+	    lib/libfmpl_blacs.a $(PROG_LDFLAGS)
 # FMPL's PMIx bootstrap beside MPI in one process: needs mpicc.
 ifneq ($(HAVE_MPICC),)
 test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/base/boot.h

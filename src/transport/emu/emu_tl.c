@@ -49,9 +49,14 @@ static int clk_settle(fmpl_tl_t *tl)
 static int clk_idle(fmpl_tl_t *tl, double deadline)
 {
     /* rounded up, and a picosecond more: at the deadline, fmpl_wtime() -
-     * t0 must be >= the caller's timeout, not a rounding short of it */
-    fmpl_emu_time_t d = deadline < 0 ? FMPL_EMU_NEVER : (fmpl_emu_time_t)ceil(deadline * 1e12) + 1;
-    return fmpl_emu_idle(clk_et(tl)->emu, d);
+     * t0 must be >= the caller's timeout, not a rounding short of it
+     * (by hand: ceil() was all libfmpl took from libm) */
+    if (deadline < 0)
+        return fmpl_emu_idle(clk_et(tl)->emu, FMPL_EMU_NEVER);
+    double ps = deadline * 1e12;
+    fmpl_emu_time_t d = (fmpl_emu_time_t)ps;
+    d += (double)d < ps;
+    return fmpl_emu_idle(clk_et(tl)->emu, d + 1);
 }
 
 static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
