@@ -105,16 +105,10 @@ void fmpl_sig_eager_free(fmpl_comm_rec_t *c)
     c->eager_keys = NULL;
 }
 
-int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len)
-{
-    fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
-    int rc = fmpl_sig_post(c, chan, peer, data, len, &comp);
-    int wrc = fmpl_wait_comp(&comp, -1);
-    return rc != FMPL_SUCCESS ? rc : wrc;
-}
-
-int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,
-                  fmpl_tl_comp_t *comp)
+/* `burst`: the caller posts several before it waits (fmpl_sig_post),
+ * not one (fmpl_sig_send): the transport's hint (FMPL_TL_PUT_BURST) */
+static int post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,
+                fmpl_tl_comp_t *comp, int burst)
 {
     fmpl_tl_t *tl = &fmpl_g.tl;
     int wpeer = c->ranks[peer], idx = chan_idx(c, chan);
@@ -137,13 +131,14 @@ int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
             memcpy(rec.data, data, len);
         /* no data travels before it, so it may overtake queued puts */
         rc = fmpl_tl_notify(tl, wpeer, idx, (seq & 1) * HALF, &rec, 8 + len,
-                            FMPL_TL_NOTIFY_UNORDERED, NULL);
+                            FMPL_TL_NOTIFY_UNORDERED | (burst ? FMPL_TL_NOTIFY_BURST : 0),
+                            NULL);
     } else {
         if (len > c->eager_max || c->eager_state <= 0)
             return FMPL_ERR_INTERNAL;
         rec.word = (uint64_t)seq << 32 | EAGER_BIT | len;
         rc = fmpl_tl_put(tl, wpeer, data, len, &c->eager_keys[peer],
-                         eager_off(c, c->rank, chan, seq), 0, comp);
+                         eager_off(c, c->rank, chan, seq), burst ? FMPL_TL_PUT_BURST : 0, comp);
         if (rc == FMPL_SUCCESS)
             rc = fmpl_tl_notify(tl, wpeer, idx, (seq & 1) * HALF, &rec, 8, 0, comp);
         /* `data` may change once *comp has nothing pending */
@@ -151,6 +146,20 @@ int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsi
     if (rc == FMPL_SUCCESS)
         sl->send_seq = seq;
     return rc;
+}
+
+int fmpl_sig_send(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len)
+{
+    fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
+    int rc = post(c, chan, peer, data, len, &comp, 0);
+    int wrc = fmpl_wait_comp(&comp, -1);
+    return rc != FMPL_SUCCESS ? rc : wrc;
+}
+
+int fmpl_sig_post(fmpl_comm_rec_t *c, int chan, int peer, const void *data, unsigned len,
+                  fmpl_tl_comp_t *comp)
+{
+    return post(c, chan, peer, data, len, comp, 1);
 }
 
 /* Wait for the next signal from `peer`; *data points at its bytes (in

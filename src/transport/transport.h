@@ -115,13 +115,19 @@ unsigned fmpl_tl_slot_ext(int size, int nidx);
  *                       receiver copies the other part meanwhile, so a
  *                       path that needs its CPU to land the data (shm's
  *                       FIFO) would wait until it is done, and the two
- *                       copies would run one after the other. */
+ *                       copies would run one after the other.
+ *   FMPL_TL_PUT_BURST   one of several the caller sends at once before it
+ *                       waits (a collective's fan-out): what each costs
+ *                       the sender's CPU and queues counts more than one
+ *                       message's latency (tca: small ones on PEACH2). */
 #define FMPL_TL_PUT_FACE  (1u << 0)
 #define FMPL_TL_PUT_SPLIT (1u << 1)
+#define FMPL_TL_PUT_BURST (1u << 2)
 
 /* notify flags */
 #define FMPL_TL_NOTIFY_UNORDERED (1u << 0) /* needs no ordering after puts:
                                               the transport may send it at once */
+#define FMPL_TL_NOTIFY_BURST     (1u << 1) /* as FMPL_TL_PUT_BURST */
 
 /* A registered region as a peer sees it: opaque to the upper layers. */
 typedef struct fmpl_tl_key {

@@ -39,14 +39,15 @@ void fmpl_route_core_fini(fmpl_route_t *r, int rank)
     r->pinned = NULL;
 }
 
-/* The part for a put: pinned until the next ordered record. */
-static fmpl_tl_t *put_part(fmpl_route_t *r, int peer, int op, size_t bytes)
+/* The part for a put: pinned until the next ordered record.  `burst`:
+ * 0 or FMPL_ROUTE_BURST. */
+static fmpl_tl_t *put_part(fmpl_route_t *r, int peer, int op, int burst, size_t bytes)
 {
     int via = FMPL_ROUTE_FAR;
     if (r->near[peer]) {
         via = r->pinned[peer];
         if (via < 0)
-            via = r->cls->choose(r, peer, op, bytes);
+            via = r->cls->choose(r, peer, op | burst, bytes);
         r->pinned[peer] = (int8_t)via;
     }
     r->count[via][op]++;
@@ -74,7 +75,7 @@ int fmpl_route_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
 {
     fmpl_route_t *r = fmpl_route_of(tl);
     int op = flags & FMPL_TL_PUT_FACE ? FMPL_ROUTE_FACE : FMPL_ROUTE_PUT;
-    fmpl_tl_t *p = put_part(r, peer, op, len);
+    fmpl_tl_t *p = put_part(r, peer, op, flags & FMPL_TL_PUT_BURST ? FMPL_ROUTE_BURST : 0, len);
     fmpl_tl_key_t k;
     /* the part chooses its path too */
     return p->ops->put(p, peer, src, len, key_for(r, p, peer, key, &k), roff, flags, comp);
@@ -85,7 +86,7 @@ int fmpl_route_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blkl
                            uint64_t roff, size_t dstride, fmpl_tl_comp_t *comp)
 {
     fmpl_route_t *r = fmpl_route_of(tl);
-    fmpl_tl_t *p = put_part(r, peer, FMPL_ROUTE_STRIDED, blklen * nblk);
+    fmpl_tl_t *p = put_part(r, peer, FMPL_ROUTE_STRIDED, 0, blklen * nblk);
     fmpl_tl_key_t k;
     return p->ops->put_strided(p, peer, src, blklen, nblk, sstride,
                                key_for(r, p, peer, key, &k), roff, dstride, comp);
@@ -98,7 +99,7 @@ int fmpl_route_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
     size_t bytes = 0;
     for (int i = 0; i < n; i++)
         bytes += iov[i].len;
-    fmpl_tl_t *p = put_part(r, peer, FMPL_ROUTE_IOV, bytes);
+    fmpl_tl_t *p = put_part(r, peer, FMPL_ROUTE_IOV, 0, bytes);
     fmpl_tl_key_t k;
     return p->ops->put_iov(p, peer, iov, n, key_for(r, p, peer, key, &k), comp);
 }
@@ -112,7 +113,8 @@ int fmpl_route_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void
         /* behind the puts it may announce; an ordered record ends the pin */
         via = r->pinned[peer];
         if (via < 0)
-            via = r->cls->choose(r, peer, FMPL_ROUTE_RECORD, len);
+            via = r->cls->choose(r, peer, FMPL_ROUTE_RECORD |
+                                 (flags & FMPL_TL_NOTIFY_BURST ? FMPL_ROUTE_BURST : 0), len);
         else if (!(flags & FMPL_TL_NOTIFY_UNORDERED))
             r->pinned[peer] = -1;
     }

@@ -35,6 +35,9 @@ enum { FMPL_ROUTE_NEAR = 0, FMPL_ROUTE_FAR = 1 };
 enum { FMPL_ROUTE_PUT = 0, FMPL_ROUTE_STRIDED = 1, FMPL_ROUTE_IOV = 2, FMPL_ROUTE_RECORD = 3,
        FMPL_ROUTE_FACE = 4,        /* a put with FMPL_TL_PUT_FACE: a halo face */
        FMPL_ROUTE_OPS = 5 };
+/* or'ed into choose()'s op: one of several the caller sends at once
+ * (FMPL_TL_PUT_BURST, FMPL_TL_NOTIFY_BURST) */
+#define FMPL_ROUTE_BURST 0x100
 
 typedef struct fmpl_route fmpl_route_t;
 

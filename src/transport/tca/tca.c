@@ -29,8 +29,10 @@
  *                        more: by default from the models, the first
  *                        count at which a PIO store takes longer than an
  *                        inline InfiniBand write - 2) over InfiniBand
- *                        except for block-stride puts (the suggestion of
- *                        Odajima et al. 2015, 6.2);
+ *                        except for block-stride puts and for records
+ *                        and writes up to FMPL_TCA_NEAR_BYTES sent
+ *                        several at once (the suggestion of Odajima et
+ *                        al. 2015, 6.2; choose() says why);
  *      peach2            everything on PEACH2 (TCA only inside);
  *      ib                everything on InfiniBand (MPI over InfiniBand).
  * Sub-clusters: FMPL_TCA_SUBCLUSTER=S nodes (1-16, default 16): ranks
@@ -66,6 +68,7 @@ typedef struct tca {
     fmpl_ib_t ib;
     int S, policy;
     double switch_bytes;
+    double near_bytes;             /* records and writes up to this: PEACH2 at any hops */
     int ib_hops;                   /* near peers this many hops away: InfiniBand */
     int *group;                    /* [size]: the sub-cluster of each rank */
 } tca_t;
@@ -75,11 +78,25 @@ static inline tca_t *tca_of(fmpl_tl_t *tl) { return (tca_t *)tl->priv; }
 static int choose(fmpl_route_t *core, int peer, int op, size_t bytes)
 {
     tca_t *t = (tca_t *)core;
+    int burst = op & FMPL_ROUTE_BURST;
+    op &= ~FMPL_ROUTE_BURST;
     if (t->policy == POLICY_PEACH2)
         return FMPL_ROUTE_NEAR;
     if (t->policy == POLICY_IB)
         return FMPL_ROUTE_FAR;
     if (op == FMPL_ROUTE_STRIDED)
+        return FMPL_ROUTE_NEAR;
+    /* Small ones sent several at once (a tree's, a direct allgather's:
+     * the caller's hint) arrive sooner on PEACH2 at any hop count: each
+     * InfiniBand post costs the CPU 150 ns against a PIO store's 30, and
+     * the HCA starts a write every 500 ns on each queue pair and
+     * completes it an ACK later.  One at a time (recursive doubling's
+     * steps) they arrive sooner over InfiniBand from 2 hops (16 nodes,
+     * 32-byte allgather: 5.9 us by hops alone, 3.0 with every hop on
+     * PEACH2; 64 nodes, 8-byte allreduce: 6.21 against 6.80; bench/tca
+     * -w, docs/emulation.md). */
+    if (burst && (op == FMPL_ROUTE_RECORD || op == FMPL_ROUTE_PUT) &&
+        (double)bytes <= t->near_bytes)
         return FMPL_ROUTE_NEAR;
     if (t->ib_hops > 0 && t->p2.hops[peer - t->p2.base] >= t->ib_hops)
         return FMPL_ROUTE_FAR;     /* the hops cost more than the switch */
@@ -143,6 +160,10 @@ static int read_settings(tca_t *t)
                                    "not a size in bytes (contiguous writes larger than this "
                                    "take InfiniBand; Odajima et al. 2015, Fig. 4: 512 KB)",
                                    &t->switch_bytes);
+    rc = rc ? rc : fmpl_env_double("FMPL_TCA_NEAR_BYTES", 256, 0, HUGE_VAL,
+                                   "not a size in bytes (records and writes up to this size, "
+                                   "sent several at once, stay on PEACH2 at any hop count)",
+                                   &t->near_bytes);
     /* unset: -1, from the models (tca_open) */
     rc = rc ? rc : fmpl_env_long("FMPL_TCA_IB_HOPS", -1, 0, 64,
                                  "near peers this many PEACH2 hops away or more take "
@@ -238,7 +259,7 @@ static int tca_open(fmpl_tl_t *tl)
         rc = FMPL_ERR_ARG;
     }
     /* as numbers, no padding: every byte digested must be the same everywhere */
-    const double knobs[4] = { S, t->policy, t->ib_hops, t->switch_bytes };
+    const double knobs[5] = { S, t->policy, t->ib_hops, t->switch_bytes, t->near_bytes };
     uint64_t sig = fmpl_emu_digest(0, m, sizeof *m);
     sig = fmpl_emu_digest(sig, &t->ib.m, sizeof t->ib.m);
     sig = fmpl_emu_digest(sig, knobs, sizeof knobs);
@@ -289,10 +310,11 @@ static int tca_open(fmpl_tl_t *tl)
     }
     fmpl_log_info("tca: %d nodes in %d sub-clusters of %d; rank %d in sub-cluster %d "
                   "(ranks %d-%d, two rings of %d); routing %s, contiguous writes above %.0f "
-                  "bytes and peers %d hops away or more on InfiniBand", tl->size, tl->ngroups,
-                  S, tl->rank, tl->rank / S, base, base + nodes - 1, t->p2.ring.R,
-                  policy_name[t->policy], t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0,
-                  t->ib_hops);
+                  "bytes and peers %d hops away or more on InfiniBand (records and writes up "
+                  "to %.0f bytes sent several at once on PEACH2)", tl->size, tl->ngroups, S, tl->rank, tl->rank / S,
+                  base, base + nodes - 1, t->p2.ring.R, policy_name[t->policy],
+                  t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0, t->ib_hops,
+                  t->near_bytes);
     fmpl_peach2_model_log(m);
     fmpl_ib_model_log(&t->ib.m, "FMPL_TCA_IB_");
     return FMPL_SUCCESS;
