@@ -37,6 +37,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
 
 #include <pmix.h>
 
+#ifndef FMPL_PMIX_DIRECT          /* a harness with PMIx_* of its own (fuzz_pmix.c) */
 #include "base/dlib.h"
 
 /* libpmix is loaded by the first job a PMIx launcher starts (dlib.h):
@@ -67,6 +68,7 @@ static fmpl_dlib_t pmix_lib = { pmix_files, pmix_syms, NULL };
 #define PMIx_Error_string pmix.PMIx_Error_string
 #define PMIx_Info_load pmix.PMIx_Info_load
 #define PMIx_Value_destruct pmix.PMIx_Value_destruct
+#endif
 
 #define KEY_PREFIX "fmpl."
 /* Arrival markers of fence() (see there).  ':' keeps them apart from the
@@ -476,12 +478,14 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
     if (getenv("PMIX_NAMESPACE") == NULL || getenv("PMIX_RANK") == NULL)
         return FMPL_ERR_UNSUPPORTED;
 
+#ifndef FMPL_PMIX_DIRECT
     char why[256];
     if (fmpl_dlib_load(&pmix_lib, why, sizeof why) != 0) {
         fprintf(stderr, "fmpl: started by a PMIx launcher, but libpmix cannot be loaded"
                 " (%s); install libpmix2\n", why);
         return FMPL_ERR_SYSTEM;
     }
+#endif
 
     p = calloc(1, sizeof *p);
     if (p == NULL)
