@@ -68,7 +68,7 @@ typedef struct tca {
     fmpl_ib_t ib;
     int S, policy;
     double switch_bytes;
-    double near_bytes;             /* records and writes up to this: PEACH2 at any hops */
+    double near_bytes;             /* bursts of records and writes up to this: PEACH2 */
     int ib_hops;                   /* near peers this many hops away: InfiniBand */
     int *group;                    /* [size]: the sub-cluster of each rank */
 } tca_t;
@@ -311,8 +311,9 @@ static int tca_open(fmpl_tl_t *tl)
     fmpl_log_info("tca: %d nodes in %d sub-clusters of %d; rank %d in sub-cluster %d "
                   "(ranks %d-%d, two rings of %d); routing %s, contiguous writes above %.0f "
                   "bytes and peers %d hops away or more on InfiniBand (records and writes up "
-                  "to %.0f bytes sent several at once on PEACH2)", tl->size, tl->ngroups, S, tl->rank, tl->rank / S,
-                  base, base + nodes - 1, t->p2.ring.R, policy_name[t->policy],
+                  "to %.0f bytes sent several at once on PEACH2)", tl->size, tl->ngroups, S,
+                  tl->rank, tl->rank / S, base, base + nodes - 1, t->p2.ring.R,
+                  policy_name[t->policy],
                   t->policy == POLICY_HYBRID ? t->switch_bytes : 0.0, t->ib_hops,
                   t->near_bytes);
     fmpl_peach2_model_log(m);
