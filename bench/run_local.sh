@@ -1,8 +1,9 @@
 #!/bin/sh
 # bench/run_local.sh [-q] - what `make bench` runs, from any directory: the
 # floor, FMPL latency, bandwidth and broadcast on a local 2-process job,
-# then the interleaved comparisons with MPI when it is there (point-to-point,
-# the collectives, Himeno and the BLACS), their tables also as data files
+# then the interleaved comparisons with the peers installed (Open MPI,
+# MPICH, UCX; bench/compare -P): point-to-point, the collectives, Himeno
+# and the BLACS, their tables also as data files
 # and plots in bench/out (bench/compare -p), and last the FMPL paper's
 # figures on the emulated SR8000 (bench/sr8000) and the PEACH2 and hybrid
 # papers' on emulated HA-PACS/TCA (bench/tca).

@@ -6,10 +6,11 @@
 #
 # Runs `bench/compare -r 1 -t latency,bw,allreduce -m 4K -p DIR` (FMPL
 # against Open MPI, one round, sizes to 4 KiB: a check of the files, not a
-# measurement) and checks for each test: DIR/TEST.dat has a row per size
-# with a number for FMPL, MPI and the ratio, the ratio is FMPL/MPI of the
-# row, and DIR/TEST.png and DIR/TEST_ratio.png are PNG images gnuplot
-# wrote; latency's and bw's data files carry the floor.  Then that a
+# measurement; and against MPICH and UCX where they are installed) and
+# checks for each test: DIR/TEST.dat has a row per size with FMPL's value,
+# each peer's, FMPL over each, the best peer's value, its name and FMPL
+# over it, every ratio that of its row, the best the best of the row, and
+# DIR/TEST.png and DIR/TEST_ratio.png are PNG images gnuplot wrote; latency's and bw's data files carry the floor.  Then that a
 # DIR which cannot be made is refused (status 2).  Exits 1 on a failure.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,17 +30,34 @@ for t in latency bw allreduce; do
         bad "$t: no data file $dat"
         continue
     fi
-    # rows: size FMPL MPI ratio, every one a number, the ratio FMPL/MPI
-    # (to the 2 decimals it is printed with; "-" where MPI's value is 0:
-    # bw of 0 bytes)
-    why=$(awk '!/^#/ && NF {
+    # rows: size, FMPL, each peer, FMPL over each, the best peer's value,
+    # its name and FMPL over it (the column line names them); every value
+    # a number or "-", a ratio FMPL over its column to the 2 decimals it is
+    # printed with, and the best the least time (bw: the most bandwidth)
+    # of the peers but UCT (a floor)
+    why=$(awk -v hi=$([ $t = bw ] && echo 1 || echo 0) '
+    /^# size/ { np = (NF - 6) / 2; if (np < 1 || np != int(np)) { print "column line: " $0; bad = 1; exit }
+                for (k = 1; k <= np; k++) floor[k] = $(3 + k) ~ /^UCT_/ }
+    !/^#/ && NF {
         n++
-        if (NF != 4 || $2 !~ /^[0-9.]+$/ || $3 !~ /^[0-9.]+$/ ||
-            ($4 !~ /^[0-9.]+$/ && !($4 == "-" && $3 == 0))) {
-            print "row " n " is not size FMPL MPI ratio: " $0; bad = 1; exit }
-        if ($4 == "-") next
-        d = $2 / $3 - $4; if (d < 0) d = -d
-        if (d > 0.006) { print "row " n ": ratio " $4 " is not " $2 "/" $3; bad = 1; exit }
+        if (NF != 2 * np + 5) { print "row " n " has " NF " columns: " $0; bad = 1; exit }
+        if ($2 !~ /^[0-9.]+$/) { print "row " n ": no FMPL value: " $0; bad = 1; exit }
+        best = ""
+        for (k = 1; k <= np; k++) {
+            v = $(2 + k); r = $(2 + np + k)
+            if (v == "-") continue
+            if (v !~ /^[0-9.]+$/) { print "row " n ": peer value " v; bad = 1; exit }
+            if (!floor[k] && (best == "" || (hi ? v + 0 > best + 0 : v + 0 < best + 0))) best = v
+            if (v + 0 == 0) continue
+            d = $2 / v - r; if (d < 0) d = -d
+            if (d > 0.006) { print "row " n ": ratio " r " is not " $2 "/" v; bad = 1; exit }
+        }
+        if (best == "") { print "row " n ": no peer value: " $0; bad = 1; exit }
+        if ($(NF - 2) + 0 != best + 0) { print "row " n ": best " $(NF - 2) " is not " best; bad = 1; exit }
+        if (best + 0 > 0) {
+            d = $2 / best - $NF; if (d < 0) d = -d
+            if (d > 0.006) { print "row " n ": FMPL/best " $NF " is not " $2 "/" best; bad = 1; exit }
+        }
     }
     END { if (!bad && n < 3) print "only " n + 0 " rows" }' "$dat")
     [ -z "$why" ] || bad "$t: $dat: $why"
