@@ -554,6 +554,73 @@ int fmpl_allgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t 
 int fmpl_gather(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm);
 int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm);
 
+/*
+ * The v-variants: block i has its own size and place.  sizes[] and
+ * displs[] (bytes, one per member) describe the blocks of the buffer that
+ * holds all of them; a block that arrives is at most as large as the
+ * receiver's size for it (shorter is allowed, longer is FMPL_ERR_TRUNCATE
+ * on both sides).  Every pair exchanges a message even when its size is
+ * 0, so that a size one side gives and the other does not know is an
+ * error rather than a hang.
+ * fmpl_allgatherv - member i contributes `size` bytes (sizes[i]), which
+ * land at recvbuf + displs[i] on every member; sizes[] and displs[] are
+ * the same on every member.  In place: sendbuf == recvbuf + displs[rank].
+ * fmpl_gatherv - the same at `root` only: sizes[], displs[] and recvbuf
+ * are read at root only (NULL elsewhere).  In place at root as above.
+ * fmpl_scatterv - root sends sizes[i] bytes at sendbuf + displs[i] to
+ * rank i, which receives them in `recvbuf` of `size` bytes; sendbuf,
+ * sizes[] and displs[] are read at root only.  In place at root:
+ * recvbuf == sendbuf + displs[root].
+ */
+int fmpl_allgatherv(const void *sendbuf, size_t size, void *recvbuf, const size_t sizes[],
+                    const size_t displs[], fmpl_comm_t comm);
+int fmpl_gatherv(const void *sendbuf, size_t size, void *recvbuf, const size_t sizes[],
+                 const size_t displs[], int root, fmpl_comm_t comm);
+int fmpl_scatterv(const void *sendbuf, const size_t sizes[], const size_t displs[],
+                  void *recvbuf, size_t size, int root, fmpl_comm_t comm);
+
+/*
+ * fmpl_alltoall - block j (`size` bytes at sendbuf + j * size) goes to
+ * member j, and the block from member i lands at recvbuf + i * size.  In
+ * place: sendbuf == recvbuf (any other overlap is FMPL_ERR_BUFFER).
+ * fmpl_alltoallv - sendsizes[j] bytes at sendbuf + sdispls[j] go to
+ * member j; recvsizes[i] bytes at recvbuf + rdispls[i] receive member i's
+ * (a shorter block is allowed, a longer one is FMPL_ERR_TRUNCATE); every
+ * pair exchanges a message, of 0 bytes too.  Not in place: the span the
+ * send blocks cover must not overlap that of the receive blocks
+ * (FMPL_ERR_BUFFER).
+ * Small blocks among few members go to everybody at once as one-way
+ * signals; otherwise each member receives every block straight into its
+ * place, pairs exchanging in the order of increasing distance (rank + s,
+ * rank - s) with a window of messages in flight.
+ */
+int fmpl_alltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm);
+int fmpl_alltoallv(const void *sendbuf, const size_t sendsizes[], const size_t sdispls[],
+                   void *recvbuf, const size_t recvsizes[], const size_t rdispls[],
+                   fmpl_comm_t comm);
+
+/*
+ * fmpl_reduce_scatter - reduce `sendbuf` (counts[0] + ... + counts[n-1]
+ * elements, counts[] the same on every member) element by element over
+ * the members with `func`, and give member i block i of the result
+ * (counts[i] elements, after those of the blocks before it) in
+ * `recvbuf`.  sendbuf is not changed; sendbuf == recvbuf is allowed (the
+ * block is written at its start).  Up to 8 KiB in all by allreduce;
+ * equal blocks on a power of two of members by recursive halving;
+ * otherwise pairwise (n - 1 exchanges, each member combining its block).
+ * fmpl_scan - recvbuf on member r = the reduction over members 0..r of
+ * sendbuf (inclusive prefix); fmpl_exscan - over members 0..r-1, and
+ * recvbuf of member 0 is left as it was.  `count` elements; sendbuf ==
+ * recvbuf is allowed.  Each element is combined in one fixed order, so a
+ * call repeated with the same data gives bitwise the same result.
+ * Recursive doubling (log2 n exchanges of the whole vector).
+ */
+int fmpl_reduce_scatter(const void *sendbuf, void *recvbuf, const int counts[], fmpl_op_t func,
+                        fmpl_comm_t comm);
+int fmpl_scan(const void *sendbuf, void *recvbuf, int count, fmpl_op_t func, fmpl_comm_t comm);
+int fmpl_exscan(const void *sendbuf, void *recvbuf, int count, fmpl_op_t func,
+                fmpl_comm_t comm);
+
 /* ------------------------------------------------------------------ */
 /* Persistent halo exchange                                             */
 /* ------------------------------------------------------------------ */

@@ -1,5 +1,6 @@
 /*
- * allgather.c - fmpl_allgather, fmpl_gather, fmpl_scatter.
+ * allgather.c - fmpl_allgather, fmpl_allgatherv: every member's block to
+ * every member.
  *
  * Allgather: small blocks with up to 16 members straight to everybody as
  * one-way signals (signal.c); otherwise as in the hybrid-communication
@@ -11,9 +12,9 @@
  * pair.  Inside one host over shared memory there is no link for that
  * half to crowd: each member copies n - 1 blocks either way, and the
  * fewer steps win (8 members on 2 cores, 128 KiB each: 490 us doubling
- * against 795 us ring; 4 members, 1 MiB: 682 against 765).  Gather and
- * scatter are linear: the root posts all its receives (or sends) at once
- * and every other member does one message.
+ * against 795 us ring; 4 members, 1 MiB: 682 against 765).  Blocks of
+ * different sizes (allgatherv) go by signals or by the ring: doubling's
+ * ranges of blocks are not contiguous in the user's layout.
  */
 #include <string.h>
 
@@ -31,13 +32,13 @@
 
 /* Small blocks: one signal to every other member, then one from each;
  * no handshake and no step waits for another. */
-static int direct(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
+static int direct(fmpl_comm_rec_t *c, const fmpl_blocks_t *b)
 {
     int n = c->size, rc = FMPL_SUCCESS;
     fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
     for (int i = 1; i < n && rc == FMPL_SUCCESS; i++)
-        rc = fmpl_sig_post(c, FMPL_SIG_SYNC, (c->rank + i) % n, b + (size_t)c->rank * size,
-                           (unsigned)size, &comp);
+        rc = fmpl_sig_post(c, FMPL_SIG_SYNC, (c->rank + i) % n, fmpl_block_at(b, c->rank),
+                           (unsigned)fmpl_block_len(b, c->rank), &comp);
     int wrc = fmpl_wait_comp(&comp, -1);
     if (rc == FMPL_SUCCESS)
         rc = wrc;
@@ -45,7 +46,8 @@ static int direct(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
         return rc;
     for (int i = 1; i < n; i++) {
         int peer = (c->rank - i + n) % n;
-        int rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, b + (size_t)peer * size, (unsigned)size);
+        int rc = fmpl_sig_wait(c, FMPL_SIG_SYNC, peer, fmpl_block_at(b, peer),
+                               (unsigned)fmpl_block_len(b, peer));
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -66,13 +68,14 @@ static int doubling(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
     return FMPL_SUCCESS;
 }
 
-static int ring(fmpl_comm_rec_t *c, uint8_t *b, size_t size)
+static int ring(fmpl_comm_rec_t *c, const fmpl_blocks_t *b)
 {
     int n = c->size, right = (c->rank + 1) % n, left = (c->rank - 1 + n) % n;
     for (int s = 0; s < n - 1; s++) {
         int sb = (c->rank - s + n) % n, rb = (c->rank - s - 1 + n) % n;
-        int rc = fmpl_coll_sendrecv(c, b + (size_t)sb * size, size, right,
-                                    b + (size_t)rb * size, size, left, FMPL_CI_B);
+        int rc = fmpl_coll_sendrecv(c, fmpl_block_at(b, sb), fmpl_block_len(b, sb), right,
+                                    fmpl_block_at(b, rb), fmpl_block_len(b, rb), left,
+                                    FMPL_CI_B);
         if (rc != FMPL_SUCCESS)
             return rc;
     }
@@ -97,14 +100,15 @@ static int one_host(const fmpl_comm_rec_t *c)
 int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size)
 {
     int n = c->size;
+    fmpl_blocks_t b = { recvbuf, size, NULL, NULL };
     if (n == 1 || size == 0)
         return FMPL_SUCCESS;
     if (n <= ALLGATHER_DIRECT_N && fmpl_fanout_ok(c) && fmpl_sig_fits(c, size))
-        return direct(c, recvbuf, size);
+        return direct(c, &b);
     if ((n & (n - 1)) == 0 && (size * (size_t)n < ALLGATHER_RING ||
                                size < ALLGATHER_RING_BLOCK || one_host(c)))
         return doubling(c, recvbuf, size);
-    return ring(c, recvbuf, size);
+    return ring(c, &b);
 }
 
 int fmpl_allgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm)
@@ -124,67 +128,37 @@ int fmpl_allgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t 
     return rc;
 }
 
-/* the root posts one request per member (in batches), the others one */
-static int linear(fmpl_comm_rec_t *c, int root, int to_root, uint8_t *rootbuf,
-                  uint8_t *own, size_t size)
-{
-    if (c->rank != root)
-        return to_root ? fmpl_coll_sendrecv(c, own, size, root, NULL, 0, -1, FMPL_CI_B)
-                       : fmpl_coll_sendrecv(c, NULL, 0, -1, own, size, root, FMPL_CI_B);
-    fmpl_request_t r[64];
-    int nr = 0, rc = FMPL_SUCCESS;
-    for (int i = 0; i < c->size && rc == FMPL_SUCCESS; i++) {
-        if (i == root)
-            continue;
-        if (nr == 64) {
-            rc = fmpl_p2p_waitall_raw(r, nr);
-            nr = 0;
-            if (rc != FMPL_SUCCESS)
-                break;
-        }
-        r[nr] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
-        rc = to_root ? fmpl_coll_irecv(c, rootbuf + (size_t)i * size, size, i, FMPL_CI_B, &r[nr])
-                     : fmpl_coll_isend(c, rootbuf + (size_t)i * size, size, i, FMPL_CI_B, &r[nr]);
-        nr++;
-    }
-    int wrc = fmpl_p2p_waitall_raw(r, nr);
-    return rc != FMPL_SUCCESS ? rc : wrc;
-}
-
-static int rooted(const void *sendbuf, size_t size, void *recvbuf, int root,
-                  fmpl_comm_t comm, int to_root)
+int fmpl_allgatherv(const void *sendbuf, size_t size, void *recvbuf, const size_t sizes[],
+                    const size_t displs[], fmpl_comm_t comm)
 {
     fmpl_comm_rec_t *c;
     int rc = fmpl_coll_begin(comm, &c);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (root < 0 || root >= c->size)
-        return FMPL_ERR_RANK;
-    /* gather: everybody sends, the root's recvbuf holds n blocks;
-     * scatter: the root's sendbuf holds n blocks, everybody receives */
-    const void *whole = to_root ? recvbuf : sendbuf;
-    const void *own = to_root ? sendbuf : recvbuf;
-    if (size && (!own || (c->rank == root && !whole)))
+    if (!sizes || !displs)
+        return FMPL_ERR_ARG;
+    /* sizes[] is the same everywhere: every member finds the same largest
+     * block and so takes the same path */
+    size_t most = 0;
+    for (int i = 0; i < c->size; i++)
+        most = sizes[i] > most ? sizes[i] : most;
+    if (size != sizes[c->rank])
+        return FMPL_ERR_ARG;
+    if (most && !recvbuf)
         return FMPL_ERR_BUFFER;
-    if (c->rank == root && size) {
-        uint8_t *slot = (uint8_t *)whole + (size_t)root * size;
-        if (slot != own)
-            memmove(to_root ? slot : (uint8_t *)own, to_root ? own : slot, size);
-    }
-    if (c->size == 1 || size == 0)
+    if (size && !sendbuf)
+        return FMPL_ERR_BUFFER;
+    fmpl_blocks_t b = { recvbuf, 0, sizes, displs };
+    uint8_t *mine = fmpl_block_at(&b, c->rank);
+    if (size && sendbuf != mine)
+        memmove(mine, sendbuf, size);
+    if (c->size == 1 || most == 0)
         return FMPL_SUCCESS;
     fmpl_enter();
-    rc = linear(c, root, to_root, (uint8_t *)whole, (uint8_t *)own, size);
+    if (c->size <= ALLGATHER_DIRECT_N && fmpl_fanout_ok(c) && fmpl_sig_fits(c, most))
+        rc = direct(c, &b);
+    else
+        rc = ring(c, &b);
     fmpl_leave();
     return rc;
-}
-
-int fmpl_gather(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm)
-{
-    return rooted(sendbuf, size, recvbuf, root, comm, 1);
-}
-
-int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm)
-{
-    return rooted(sendbuf, size, recvbuf, root, comm, 0);
 }

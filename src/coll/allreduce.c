@@ -106,7 +106,7 @@ int fmpl_coll_allreduce(fmpl_comm_rec_t *c, fmpl_red_t *v)
     else if (len < ALLREDUCE_LARGE || v->count < c->size)
         rc = doubling(c, &f, v);
     else if ((rc = fmpl_fold(c, &f, v)) == FMPL_SUCCESS &&
-             (rc = fmpl_reduce_scatter(c, &f, v)) == FMPL_SUCCESS &&
+             (rc = fmpl_fold_reduce_scatter(c, &f, v)) == FMPL_SUCCESS &&
              (rc = fmpl_allgather_blocks(c, &f, v)) == FMPL_SUCCESS)
         rc = fmpl_unfold(c, &f, v);
     return rc;

@@ -158,7 +158,7 @@ typedef void (*fmpl_op_fn_t)(void *inout, const void *in, int count);
 int fmpl_op_lookup(fmpl_op_t op, size_t *esize, fmpl_op_fn_t *fn);
 
 /* scratch.c: one cached scratch buffer per purpose, grown on demand */
-enum { FMPL_SCRATCH_WORK = 0, FMPL_SCRATCH_TREE = 1, FMPL_SCRATCH_N = 2 };
+enum { FMPL_SCRATCH_WORK = 0, FMPL_SCRATCH_TREE = 1, FMPL_SCRATCH_XCHG = 2, FMPL_SCRATCH_N = 3 };
 void *fmpl_coll_scratch(int which, size_t size);
 void  fmpl_coll_scratch_free(void);
 
@@ -193,7 +193,8 @@ typedef struct fmpl_fold {
 void fmpl_fold_init(const fmpl_comm_rec_t *c, fmpl_fold_t *f);
 int  fmpl_fold_rank(const fmpl_fold_t *f, int newrank);   /* -> comm rank */
 int  fmpl_fold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
-int  fmpl_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
+int  fmpl_fold_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f,
+                              const fmpl_red_t *v);
 int  fmpl_allgather_blocks(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
 int  fmpl_unfold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v);
 void fmpl_block_of(const fmpl_fold_t *f, const fmpl_red_t *v, int newrank, size_t *off,
@@ -206,9 +207,32 @@ int  fmpl_red_work(fmpl_red_t *v);   /* v->work = the caller's or a cached one *
 /* hw.c: run the transport's barrier (bcast = 0) or broadcast to the end */
 int fmpl_coll_hw(int bcast, void *buf, size_t len, int root);
 
+/* The blocks of a buffer, one per member: block i is `size` bytes at
+ * base + i * size, or (sizes != NULL) sizes[i] bytes at base + displs[i]
+ * - the plain and the v-variants of a collective share one algorithm. */
+typedef struct fmpl_blocks {
+    uint8_t *base;
+    size_t size;
+    const size_t *sizes, *displs;
+} fmpl_blocks_t;
+static inline uint8_t *fmpl_block_at(const fmpl_blocks_t *b, int i)
+{
+    return b->base + (b->sizes ? b->displs[i] : (size_t)i * b->size);
+}
+static inline size_t fmpl_block_len(const fmpl_blocks_t *b, int i)
+{
+    return b->sizes ? b->sizes[i] : b->size;
+}
+
 /* internal algorithms shared between calls */
 int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root);
 int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size);
+/* gather.c: the root receives block i from member i (to_root), or sends
+ * it; the others send or receive `own` of `ownlen` bytes */
+int fmpl_coll_linear(fmpl_comm_rec_t *c, int root, int to_root, const fmpl_blocks_t *whole,
+                     uint8_t *own, size_t ownlen);
+/* alltoall.c: block j of s to member j, block i of r from member i */
+int fmpl_coll_alltoall(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r);
 int fmpl_coll_barrier(fmpl_comm_rec_t *c);
 int fmpl_coll_reduce(fmpl_comm_rec_t *c, fmpl_red_t *v, int root);
 int fmpl_coll_allreduce(fmpl_comm_rec_t *c, fmpl_red_t *v);

@@ -136,7 +136,7 @@ static int rs_gather(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
     if (rc == FMPL_SUCCESS)
         rc = fmpl_fold(c, &f, v);
     if (rc == FMPL_SUCCESS)
-        rc = fmpl_reduce_scatter(c, &f, v);
+        rc = fmpl_fold_reduce_scatter(c, &f, v);
     if (rc != FMPL_SUCCESS)
         return rc;
     uint8_t *b = v->buf;

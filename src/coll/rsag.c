@@ -50,7 +50,8 @@ int fmpl_fold(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *
     return rc;
 }
 
-int fmpl_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f, const fmpl_red_t *v)
+int fmpl_fold_reduce_scatter(const fmpl_comm_rec_t *c, const fmpl_fold_t *f,
+                             const fmpl_red_t *v)
 {
     if (f->newrank < 0)
         return FMPL_SUCCESS;
