@@ -53,6 +53,7 @@ struct cb_test {
     int rotate;                    /* root = iteration % nprocs: batches are
                                       whole rotations */
     int second;                    /* CB_B_* */
+    int first_all;                 /* `a` holds SIZE x nprocs (alltoall) */
     /* the call under test; iteration i (a rooted collective: root i % np) */
     void (*op)(void *a, void *b, size_t size, long i);
     /* untimed check of one size (one of cb_verify_*), exits on error */
@@ -160,6 +161,31 @@ static inline void cb_verify_allgather(const struct cb_test *t, void *a, void *b
             fprintf(stderr, "%s: rank %d: wrong data in the block of rank %d\n",
                     BENCH_PROG, rank, j);
             bu_report_mismatch(BENCH_PROG, rank, size, off, blk, seed);
+            cb_abort(3);
+        }
+    }
+}
+
+/* alltoall: block j of rank i carries the pattern of (i, j); every block
+ * checked at its receiver */
+static inline unsigned cb_pair_seed(size_t size, int from, int to)
+{
+    return (unsigned)size * 131u + (unsigned)from * 65599u + (unsigned)to;
+}
+
+static inline void cb_verify_alltoall(const struct cb_test *t, void *a, void *b, size_t size)
+{
+    for (int j = 0; j < np; j++)
+        bu_fill((char *)a + (size_t)j * size, size, cb_pair_seed(size, rank, j));
+    memset(b, 0, size * (size_t)np);
+    t->op(a, b, size, 0);
+    for (int i = 0; i < np; i++) {
+        char *blk = (char *)b + (size_t)i * size;
+        long off = bu_verify(blk, size, cb_pair_seed(size, i, rank));
+        if (off >= 0) {
+            fprintf(stderr, "%s: rank %d: wrong data in the block from rank %d\n",
+                    BENCH_PROG, rank, i);
+            bu_report_mismatch(BENCH_PROG, rank, size, off, blk, cb_pair_seed(size, i, rank));
             cb_abort(3);
         }
     }
@@ -373,7 +399,7 @@ static int cb_main(int argc, char **argv, const struct cb_test *t)
     }
 
     size_t max = n > 0 ? sizes[n - 1] : 0;
-    void *a = t->sized ? cb_alloc(max, o.use_alloc) : NULL;
+    void *a = t->sized ? cb_alloc(t->first_all ? max * (size_t)np : max, o.use_alloc) : NULL;
     void *b = t->second == CB_B_SAME ? cb_alloc(max, o.use_alloc)
             : t->second == CB_B_ALL ? cb_alloc(max * (size_t)np, o.use_alloc) : NULL;
     if (rank == 0)
