@@ -663,9 +663,28 @@ int fmpl_halo_init(void *array, size_t elem_size, int ndims, const int extent[],
                    const int shadow[], const int nbr[], unsigned flags, fmpl_comm_t comm,
                    fmpl_halo_t *halo);
 int fmpl_halo_do(fmpl_halo_t halo);
+/*
+ * fmpl_halo_start / fmpl_halo_test / fmpl_halo_wait - fmpl_halo_do in
+ * parts, to compute while the faces travel (local calls; every member
+ * starts each exchange, as each calls fmpl_halo_do).  Start returns once
+ * the faces whose receivers were ready are on their way; test moves what
+ * can move without waiting and sets *done to 1 when every shadow is
+ * filled (the exchange is then over: no wait); wait returns when it is.
+ * Between start and the end the user must not read the shadows nor write
+ * the interior slabs that are sent (the faces of the exchange); the rest
+ * of the interior is free.  Faces move while this process is in an FMPL
+ * call: with dimensions one after the other a dimension's faces leave
+ * only once the one before has arrived.  FMPL_ERR_BUSY: start or
+ * fmpl_halo_do (or fmpl_halo_free) of an exchange under way;
+ * FMPL_ERR_REQUEST: test or wait of one not started.
+ */
+int fmpl_halo_start(fmpl_halo_t halo);
+int fmpl_halo_test(fmpl_halo_t halo, int *done);
+int fmpl_halo_wait(fmpl_halo_t halo);
 /* fmpl_halo_kind - how dimension d's faces travel (FMPL_HALO_BLOCK...). */
 int fmpl_halo_kind(fmpl_halo_t halo, int d);
-/* fmpl_halo_free - collective over comm; *halo becomes NULL. */
+/* fmpl_halo_free - collective over comm; *halo becomes NULL.  FMPL_ERR_BUSY
+ * while an exchange is under way. */
 int fmpl_halo_free(fmpl_halo_t *halo);
 
 /* ------------------------------------------------------------------ */

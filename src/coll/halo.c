@@ -18,6 +18,10 @@
  *
  * By default dimensions go one after the other, each face spanning the
  * shadows of the dimensions before it, which fills edges and corners.
+ *
+ * Start / test / wait split Do: start posts the READYs and sends what
+ * its neighbours are ready for; each test (and the wait) moves whatever
+ * can move without waiting, phase after phase.  Do is start + wait.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -287,45 +291,53 @@ static int try_recv(struct fmpl_halo *h, fmpl_face_t *f)
     return 1;
 }
 
-/* Run the faces of dimension d (all dimensions for d < 0) to the end. */
-static int phase(struct fmpl_halo *h, int d)
+/* One pass over the faces of dimension d (all for d < 0): *left of them
+ * still to go, *moved went now; < 0 on an error. */
+static int pass(struct fmpl_halo *h, int d, int *left, int *moved)
 {
-    fmpl_wait_t w;
-    fmpl_wait_init(&w, -1);
-    for (;;) {
-        int left = 0, moved = 0;
-        for (int i = 0; i < h->nsend + h->nrecv; i++) {
-            int is_send = i < h->nsend;
-            fmpl_face_t *f = is_send ? &h->send[i] : &h->recv[i - h->nsend];
-            if (f->state || (d >= 0 && f->d != d))
-                continue;
-            int rc = is_send ? try_send(h, f) : try_recv(h, f);
-            if (rc < 0)
-                return rc;
-            f->state = rc;
-            moved += rc;
-            left += !rc;
-        }
-        if (!left)
-            return FMPL_SUCCESS;
-        if (fmpl_progress() + moved == 0) {
-            int rc = fmpl_wait_idle(&w);
-            if (rc != FMPL_SUCCESS)
-                return rc;
-        }
+    *left = *moved = 0;
+    for (int i = 0; i < h->nsend + h->nrecv; i++) {
+        int is_send = i < h->nsend;
+        fmpl_face_t *f = is_send ? &h->send[i] : &h->recv[i - h->nsend];
+        if (f->state || (d >= 0 && f->d != d))
+            continue;
+        int rc = is_send ? try_send(h, f) : try_recv(h, f);
+        if (rc < 0)
+            return rc;
+        f->state = rc;
+        *moved += rc;
+        *left += !rc;
     }
+    return FMPL_SUCCESS;
 }
 
-int fmpl_halo_do(fmpl_halo_t h)
+/* Move what can move without waiting, phase after phase: 1 when every
+ * face is through (and h->phase past the last), 0 when one must wait;
+ * *moved faces moved. */
+static int advance(struct fmpl_halo *h, int *moved)
 {
-    if (!fmpl_g.initialized)
-        return FMPL_ERR_NOT_INIT;
-    if (!h || !fmpl_comm_get(h->handle))
-        return FMPL_ERR_ARG;
-    fmpl_enter();
+    int all = (h->me.flags & FMPL_HALO_FACES) != 0;
+    int last = all ? 1 : h->me.ndims;
+    *moved = 0;
+    while (h->phase < last) {
+        int left, m;
+        int rc = pass(h, all ? -1 : h->phase, &left, &m);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        *moved += m;
+        if (left)
+            return 0;
+        h->phase++;
+    }
+    return 1;
+}
+
+/* Post every READY (our shadows may be overwritten from now on) and send
+ * what the neighbours are ready for.  Lock held. */
+static int start(struct fmpl_halo *h)
+{
     fmpl_tl_t *tl = &fmpl_g.tl;
     int rc = FMPL_SUCCESS;
-    /* every READY first: our shadows may be overwritten from now on */
     for (int i = 0; i < h->nrecv && rc == FMPL_SUCCESS; i++) {
         fmpl_face_t *f = &h->recv[i];
         fmpl_slot_t *sl = fmpl_slot(f->peer, f->idx);
@@ -341,16 +353,115 @@ int fmpl_halo_do(fmpl_halo_t h)
         f->seq = sl->send_seq = fmpl_seq_next(sl->send_seq);
         f->state = 0;
     }
-    if (rc == FMPL_SUCCESS) {
-        if (h->me.flags & FMPL_HALO_FACES)
-            rc = phase(h, -1);
-        else
-            for (int d = 0; d < h->me.ndims && rc == FMPL_SUCCESS; d++)
-                rc = phase(h, d);
-    }
-    /* the array is the user's again only when our puts have left it */
+    h->phase = 0;
+    h->active = 1;
+    int moved;
     if (rc == FMPL_SUCCESS)
+        rc = advance(h, &moved);
+    return rc < 0 ? rc : FMPL_SUCCESS;
+}
+
+/* Run the exchange to its end: every shadow filled, and the array the
+ * user's again (our puts have left it).  Lock held. */
+static int finish(struct fmpl_halo *h)
+{
+    fmpl_wait_t w;
+    fmpl_wait_init(&w, -1);
+    int rc, moved;
+    while ((rc = advance(h, &moved)) == 0) {
+        if (fmpl_progress() + moved == 0) {
+            int wrc = fmpl_wait_idle(&w);
+            if (wrc != FMPL_SUCCESS) {
+                rc = wrc;
+                break;
+            }
+        }
+    }
+    if (rc == 1)
         rc = fmpl_wait_comp(&h->comp, -1);
+    h->active = 0;
+    return rc;
+}
+
+static int check(fmpl_halo_t h)
+{
+    if (!fmpl_g.initialized)
+        return FMPL_ERR_NOT_INIT;
+    if (!h || !fmpl_comm_get(h->handle))
+        return FMPL_ERR_ARG;
+    return FMPL_SUCCESS;
+}
+
+int fmpl_halo_do(fmpl_halo_t h)
+{
+    int rc = check(h);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (h->active)
+        return FMPL_ERR_BUSY;
+    fmpl_enter();
+    rc = start(h);
+    if (rc == FMPL_SUCCESS)
+        rc = finish(h);
+    h->active = 0;
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_halo_start(fmpl_halo_t h)
+{
+    int rc = check(h);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (h->active)
+        return FMPL_ERR_BUSY;
+    fmpl_enter();
+    rc = start(h);
+    /* a failed start ends the exchange: there is nothing to wait for */
+    if (rc != FMPL_SUCCESS)
+        h->active = 0;
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_halo_test(fmpl_halo_t h, int *done)
+{
+    int rc = check(h);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!done)
+        return FMPL_ERR_ARG;
+    if (!h->active)
+        return FMPL_ERR_REQUEST;
+    fmpl_enter();
+    int moved;
+    fmpl_progress();
+    rc = advance(h, &moved);
+    *done = 0;
+    if (rc == 1 && h->comp.pending == 0) {
+        /* through, and our puts have left the array */
+        rc = h->comp.status;
+        h->active = 0;
+        *done = 1;
+    } else if (rc < 0) {
+        h->active = 0;
+        *done = 1;
+    } else {
+        rc = FMPL_SUCCESS;
+    }
+    fmpl_leave();
+    return rc;
+}
+
+int fmpl_halo_wait(fmpl_halo_t h)
+{
+    int rc = check(h);
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    if (!h->active)
+        return FMPL_ERR_REQUEST;
+    fmpl_enter();
+    rc = finish(h);
     fmpl_leave();
     return rc;
 }
@@ -368,6 +479,8 @@ int fmpl_halo_free(fmpl_halo_t *halo)
         return FMPL_ERR_NOT_INIT;
     if (!halo || !*halo)
         return FMPL_ERR_ARG;
+    if ((*halo)->active)
+        return FMPL_ERR_BUSY;
     fmpl_enter();
     struct fmpl_halo *h = *halo;
     used[h->slot / 64] &= ~(1ull << (h->slot % 64));

@@ -58,6 +58,8 @@ struct fmpl_halo {
     size_t landing_len;
     int reg_array, reg_landing;    /* me.array, me.landing are registered */
     fmpl_tl_comp_t comp;
+    int active;                    /* started, not yet through */
+    int phase;                     /* the dimension under way (0 with FACES) */
 };
 
 /* halo_plan.c */

@@ -2,7 +2,7 @@
  * coll_halo - the persistent halo exchange against the global array.
  *
  *   coll_halo -g GRID [-p PERIODIC] [-n EXTENTS] [-w WIDTHS] [-e ELEM] [-f]
- *             [-i ITERS] [-S] [-m] [-c CYCLES] [-L LIMIT] [-K KINDS] [-s SEED]
+ *             [-i ITERS] [-S] [-m] [-c CYCLES] [-L LIMIT] [-K KINDS] [-s SEED] [-o]
  *     -g  process grid, "2x2" (2-D) or "2x1x2" (3-D); the job may have more
  *         ranks than the grid: the rest sit out (with -S)
  *     -p  periodic flags per dimension, "11", "10", ... (default all 1)
@@ -23,6 +23,13 @@
  *     -K  expected fmpl_halo_kind per dimension, letters B (block), T
  *         (block-stride), S (stride), N (none), e.g. "BTS"; checked on
  *         every grid rank besides the geometric rule below
+ *     -o  fmpl_halo_start ... fmpl_halo_test / fmpl_halo_wait instead of
+ *         fmpl_halo_do: on even iterations tested until done (the
+ *         interior that is not sent is written meanwhile, and must not
+ *         disturb the exchange), on odd ones waited for; with -m both
+ *         exchanges started before either ends.  A second start, a do or
+ *         a free of a started exchange is FMPL_ERR_BUSY, a test or wait
+ *         of one not started FMPL_ERR_REQUEST
  *
  * Every interior element holds f(global coordinates, iteration); every
  * shadow element is set to a poison value before the exchange (on even
@@ -43,6 +50,8 @@
  * (between the two either); NONE for a width of 0.
  */
 #include "prog.h"
+
+#include <sched.h>
 
 #define MAXD 3
 
@@ -312,12 +321,45 @@ static void check_kinds(const struct geo *g, fmpl_halo_t h, const char *want, in
         printf("%s\n", line);
 }
 
+/* -o: the exchange in parts.  Started: what may not happen meanwhile is
+ * refused. */
+static void xstart(fmpl_halo_t h)
+{
+    fmpl_halo_t keep = h;
+    CHECK_RC(fmpl_halo_start(h), FMPL_SUCCESS);
+    CHECK_RC(fmpl_halo_start(h), FMPL_ERR_BUSY);
+    CHECK_RC(fmpl_halo_do(h), FMPL_ERR_BUSY);
+    CHECK_RC(fmpl_halo_free(&keep), FMPL_ERR_BUSY);
+    CHECK(keep == h, "fmpl_halo_free of a started exchange changed the handle");
+}
+
+/* ... and ended, by tests in a loop that computes between them, or by a
+ * wait; afterwards neither applies until the next start */
+static void xend(fmpl_halo_t h, int by_test)
+{
+    int done = 0;
+    volatile double x = 1.0;
+    if (by_test) {
+        for (long k = 0; !done; k++) {
+            CHECK_RC(fmpl_halo_test(h, &done), FMPL_SUCCESS);
+            for (int j = 0; j < 200; j++)
+                x = x * 1.0000001 + 1e-9;
+            if (k % 64 == 63)
+                sched_yield();
+        }
+    } else {
+        CHECK_RC(fmpl_halo_wait(h), FMPL_SUCCESS);
+    }
+    CHECK_RC(fmpl_halo_test(h, &done), FMPL_ERR_REQUEST);
+    CHECK_RC(fmpl_halo_wait(h), FMPL_ERR_REQUEST);
+}
+
 int main(int argc, char **argv)
 {
     const char *grid = NULL, *per = NULL, *ext = NULL, *wid = "1", *kinds = NULL;
     size_t es = 8;
     long iters = 6, cycles = 1, limit = 0;
-    int faces = 0, sub = 0, multi = 0;
+    int faces = 0, sub = 0, multi = 0, split = 0;
     struct prog_opt opts[] = {
         {'g', OPT_STR, &grid, "process grid, 2x2 or 2x1x2"},
         {'p', OPT_STR, &per, "periodic flags, e.g. 10"},
@@ -332,6 +374,7 @@ int main(int argc, char **argv)
         {'L', OPT_INT, &limit, "FMPL_MAX_HALOS to check"},
         {'K', OPT_STR, &kinds, "expected kinds (B T S N per dimension)"},
         {'s', OPT_INT, &seed, "data seed"},
+        {'o', OPT_FLAG, &split, "start / test / wait instead of do"},
     };
     struct geo g, g2;
     fmpl_comm_t comm = FMPL_COMM_WORLD;
@@ -339,7 +382,7 @@ int main(int argc, char **argv)
     char what[256];
 
     prog_name = "coll_halo";
-    prog_parse(argc, argv, opts, 13);
+    prog_parse(argc, argv, opts, 14);
     prog_init("coll_halo", 1);
     CHECK(grid != NULL, "-g GRID is required");
     memset(&g, 0, sizeof g);
@@ -416,7 +459,15 @@ int main(int argc, char **argv)
             fill(&g, a, it + 100 * cyc, 0, rep);
             if (multi)
                 fill(&g2, a2, it + 100 * cyc, 1, rep);
-            if (multi && it % 3 == 1) {
+            if (split) {
+                /* both exchanges in flight at once with -m */
+                xstart(h);
+                if (multi)
+                    xstart(h2);
+                xend(h, it % 2 == 0);
+                if (multi)
+                    xend(h2, it % 2 == 1);
+            } else if (multi && it % 3 == 1) {
                 /* the second one first this time */
                 CHECK_RC(fmpl_halo_do(h2), FMPL_SUCCESS);
                 CHECK_RC(fmpl_halo_do(h), FMPL_SUCCESS);
