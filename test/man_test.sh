@@ -85,7 +85,7 @@ for p in "${pages[@]}"; do
             problems+=("$p: bad link page ($(head -1 "$man_dir/$p"))")
             continue
         fi
-        grep -A2 '^\.SH NAME' "$man_dir/$tgt" | grep -q "\b${name%.*}\b" ||
+        sed -n '/^\.SH NAME/,/^\.SH SYNOPSIS/p' "$man_dir/$tgt" | grep -q "\b${name%.*}\b" ||
             problems+=("$p: ${name%.*} is not on the NAME line of $tgt")
         src=$tgt
     fi
