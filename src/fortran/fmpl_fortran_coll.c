@@ -16,15 +16,29 @@
  *   call fmpl_allgather(sendbuf, size, recvbuf, comm, ier)
  *   call fmpl_gather(sendbuf, size, recvbuf, root, comm, ier)
  *   call fmpl_scatter(sendbuf, size, recvbuf, root, comm, ier)
+ *   call fmpl_allgatherv(sendbuf, size, recvbuf, sizes, displs, comm, ier)
+ *   call fmpl_gatherv(sendbuf, size, recvbuf, sizes, displs, root, comm, ier)
+ *   call fmpl_scatterv(sendbuf, sizes, displs, recvbuf, size, root, comm, ier)
+ *   call fmpl_alltoall(sendbuf, size, recvbuf, comm, ier)
+ *   call fmpl_alltoallv(sendbuf, sendsizes, sdispls, recvbuf, recvsizes,
+ *                       rdispls, comm, ier)
+ *   call fmpl_reduce_scatter(sendbuf, recvbuf, counts, func, comm, ier)
+ *   call fmpl_scan(sendbuf, recvbuf, count, func, comm, ier)
+ *   call fmpl_exscan(sendbuf, recvbuf, count, func, comm, ier)
  *   call fmpl_halo_init(array, elem_size, ndims, extent, shadow, nbr,
  *                       flags, comm, halo, ier)
  *   call fmpl_halo_do(halo, ier)
  *   call fmpl_halo_kind(halo, d, kind, ier)
  *   call fmpl_halo_free(halo, ier)
  *
- * count, func, root, comm, key, color, rank, ndims, flags, d, kind: default
- * INTEGER; func is one of the fmpl_[iscdz]{sum,max,min} constants of
- * fmplf.h; `work` an array the size of buf (the paper's scratch area).
+ * count, counts, func, root, comm, key, color, rank, ndims, flags, d, kind:
+ * default INTEGER; func is one of the fmpl_[iscdz]{sum,max,min} constants
+ * of fmplf.h; `work` an array the size of buf (the paper's scratch area).
+ * sizes, displs, sendsizes, sdispls, recvsizes, rdispls: INTEGER*8 arrays
+ * of one byte count per member of comm, copied into size_t arrays; a
+ * negative one is FMPL_ERR_ARG.  Those that fmpl.h reads at the root only
+ * (gatherv, scatterv) are read at the root only here too, so the other
+ * members may pass any array (of one element, say).
  * The halo calls take the array's dimensions in FORTRAN order: for
  * a(1-w:nx+w, 1-w:ny+w) pass extent = (/nx, ny/), shadow = (/w, w/),
  * nbr = (/lower_x, upper_x, lower_y, upper_y/) (ranks in comm, -1 for
@@ -34,6 +48,7 @@
  */
 #include <stdint.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "fmpl.h"
 #include "coll/halo.h"
@@ -132,6 +147,151 @@ FMPLF_API void fmpl_scatter_(const void *sendbuf, const int64_t *size, void *rec
 {
     CHECK_SIZE(size);
     *ier = fmpl_scatter(sendbuf, FSIZE(size), recvbuf, *root, *comm);
+}
+
+/*
+ * The byte counts of the v-variants: n INTEGER*8 values (n the size of
+ * comm) as size_t, in `small` when they fit, else in memory of their own.
+ * A NULL array stays NULL (so that the C call reports it).  Returns
+ * FMPL_SUCCESS, FMPL_ERR_ARG (a negative value) or FMPL_ERR_NOMEM;
+ * fsizes_free() releases what it took.
+ */
+#define FSIZES_SMALL 64
+typedef struct {
+    size_t small[FSIZES_SMALL];
+    size_t *v;
+} fsizes_t;
+
+static int fsizes(fsizes_t *s, const int64_t *f, int n)
+{
+    s->v = NULL;
+    if (f == NULL)
+        return FMPL_SUCCESS;
+    for (int i = 0; i < n; i++)
+        if (f[i] < 0)
+            return FMPL_ERR_ARG;
+    size_t *v = n <= FSIZES_SMALL ? s->small : malloc((size_t)n * sizeof *v);
+    if (v == NULL)
+        return FMPL_ERR_NOMEM;
+    for (int i = 0; i < n; i++)
+        v[i] = (size_t)f[i];
+    s->v = v;
+    return FMPL_SUCCESS;
+}
+
+static void fsizes_free(fsizes_t *s)
+{
+    if (s->v != s->small)
+        free(s->v);
+    s->v = NULL;
+}
+
+/* sizes and displacements together, n from comm; on an error neither
+ * holds anything */
+static int fsizes_pair(fsizes_t *a, const int64_t *fa, fsizes_t *b, const int64_t *fb, int comm)
+{
+    int n, rc = fmpl_comm_size(comm, &n);
+    a->v = b->v = NULL;
+    if (rc == FMPL_SUCCESS && (rc = fsizes(a, fa, n)) == FMPL_SUCCESS &&
+        (rc = fsizes(b, fb, n)) != FMPL_SUCCESS)
+        fsizes_free(a);
+    return rc;
+}
+
+/* whether this member is `root` of comm, for what fmpl.h reads at the
+ * root only.  Where comm is bad, yes: fmpl_comm_size then reports it.  A
+ * bad root is nobody's rank: every member passes NULL arrays and the C
+ * call reports the root. */
+static int fis_root(int comm, int root)
+{
+    int me;
+    return fmpl_comm_rank(comm, &me) != FMPL_SUCCESS || me == root;
+}
+
+FMPLF_API void fmpl_allgatherv_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                                const int64_t *sizes, const int64_t *displs, const int *comm,
+                                int *ier)
+{
+    CHECK_SIZE(size);
+    fsizes_t sz, dp;
+    int rc = fsizes_pair(&sz, sizes, &dp, displs, *comm);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_allgatherv(sendbuf, FSIZE(size), recvbuf, sz.v, dp.v, *comm);
+    fsizes_free(&dp);
+    fsizes_free(&sz);
+    *ier = rc;
+}
+
+FMPLF_API void fmpl_gatherv_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                             const int64_t *sizes, const int64_t *displs, const int *root,
+                             const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    fsizes_t sz = { .v = NULL }, dp = { .v = NULL };
+    int rc = fis_root(*comm, *root) ? fsizes_pair(&sz, sizes, &dp, displs, *comm)
+                                    : FMPL_SUCCESS;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_gatherv(sendbuf, FSIZE(size), recvbuf, sz.v, dp.v, *root, *comm);
+    fsizes_free(&dp);
+    fsizes_free(&sz);
+    *ier = rc;
+}
+
+FMPLF_API void fmpl_scatterv_(const void *sendbuf, const int64_t *sizes, const int64_t *displs,
+                              void *recvbuf, const int64_t *size, const int *root,
+                              const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    fsizes_t sz = { .v = NULL }, dp = { .v = NULL };
+    int rc = fis_root(*comm, *root) ? fsizes_pair(&sz, sizes, &dp, displs, *comm)
+                                    : FMPL_SUCCESS;
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_scatterv(sendbuf, sz.v, dp.v, recvbuf, FSIZE(size), *root, *comm);
+    fsizes_free(&dp);
+    fsizes_free(&sz);
+    *ier = rc;
+}
+
+FMPLF_API void fmpl_alltoall_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                              const int *comm, int *ier)
+{
+    CHECK_SIZE(size);
+    *ier = fmpl_alltoall(sendbuf, FSIZE(size), recvbuf, *comm);
+}
+
+FMPLF_API void fmpl_alltoallv_(const void *sendbuf, const int64_t *sendsizes,
+                               const int64_t *sdispls, void *recvbuf, const int64_t *recvsizes,
+                               const int64_t *rdispls, const int *comm, int *ier)
+{
+    fsizes_t ss, sd, rs = { .v = NULL }, rd = { .v = NULL };
+    int rc = fsizes_pair(&ss, sendsizes, &sd, sdispls, *comm);
+    if (rc == FMPL_SUCCESS)
+        rc = fsizes_pair(&rs, recvsizes, &rd, rdispls, *comm);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_alltoallv(sendbuf, ss.v, sd.v, recvbuf, rs.v, rd.v, *comm);
+    fsizes_free(&rd);
+    fsizes_free(&rs);
+    fsizes_free(&sd);
+    fsizes_free(&ss);
+    *ier = rc;
+}
+
+FMPLF_API void fmpl_reduce_scatter_(const void *sendbuf, void *recvbuf, const int *counts,
+                                    const int *func, const int *comm, int *ier)
+{
+    *ier = fmpl_reduce_scatter(sendbuf, recvbuf, counts, *func, *comm);
+}
+
+FMPLF_API void fmpl_scan_(const void *sendbuf, void *recvbuf, const int *count, const int *func,
+                          const int *comm, int *ier)
+{
+    *ier = fmpl_scan(sendbuf, recvbuf, *count, *func, *comm);
+}
+
+FMPLF_API void fmpl_exscan_(const void *sendbuf, void *recvbuf, const int *count,
+                            const int *func, const int *comm, int *ier)
+{
+    *ier = fmpl_exscan(sendbuf, recvbuf, *count, *func, *comm);
 }
 
 FMPLF_API void fmpl_halo_init_(void *array, const int64_t *elem_size, const int *ndims,

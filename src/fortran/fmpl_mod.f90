@@ -317,6 +317,96 @@ module fmpl
       integer(c_int), intent(out) :: ier
     end subroutine fmpl_scatter
 
+    ! the v-variants: sizes and displacements in bytes, one per member of
+    ! comm; those read at the root only may be any array elsewhere
+    subroutine fmpl_allgatherv(sendbuf, size, recvbuf, sizes, displs, comm, ier) &
+        bind(C, name="fmpl_allgatherv_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: sizes(*), displs(*)
+      integer(c_int), intent(in) :: comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_allgatherv
+
+    subroutine fmpl_gatherv(sendbuf, size, recvbuf, sizes, displs, root, comm, ier) &
+        bind(C, name="fmpl_gatherv_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: sizes(*), displs(*)
+      integer(c_int), intent(in) :: root, comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_gatherv
+
+    subroutine fmpl_scatterv(sendbuf, sizes, displs, recvbuf, size, root, comm, ier) &
+        bind(C, name="fmpl_scatterv_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: sizes(*), displs(*)
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      integer(c_int), intent(in) :: root, comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_scatterv
+
+    subroutine fmpl_alltoall(sendbuf, size, recvbuf, comm, ier) bind(C, name="fmpl_alltoall_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(c_int), intent(in) :: comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_alltoall
+
+    subroutine fmpl_alltoallv(sendbuf, sendsizes, sdispls, recvbuf, recvsizes, rdispls, &
+                              comm, ier) bind(C, name="fmpl_alltoallv_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: sendsizes(*), sdispls(*)
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: recvsizes(*), rdispls(*)
+      integer(c_int), intent(in) :: comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_alltoallv
+
+    ! counts in elements, one per member of comm
+    subroutine fmpl_reduce_scatter(sendbuf, recvbuf, counts, func, comm, ier) &
+        bind(C, name="fmpl_reduce_scatter_")
+      import :: c_int
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(c_int), intent(in) :: counts(*)
+      integer(c_int), intent(in) :: func, comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_reduce_scatter
+
+    subroutine fmpl_scan(sendbuf, recvbuf, count, func, comm, ier) bind(C, name="fmpl_scan_")
+      import :: c_int
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(c_int), intent(in) :: count, func, comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_scan
+
+    subroutine fmpl_exscan(sendbuf, recvbuf, count, func, comm, ier) bind(C, name="fmpl_exscan_")
+      import :: c_int
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(c_int), intent(in) :: count, func, comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_exscan
+
     ! ---- halo exchange (fmpl_fortran_coll.c) --------------------------
 
     ! dimensions in Fortran order: extent(ndims), shadow(ndims),
