@@ -303,6 +303,12 @@ int fmpl_wait_irecv(fmpl_request_t *req);
  * Errors: FMPL_ERR_REQUEST (inactive request), FMPL_ERR_ARG (NULL done).
  */
 int fmpl_test(fmpl_request_t *req, int *done);
+/*
+ * fmpl_wait - wait for any request (a send, a receive or a nonblocking
+ * collective) to complete and make it inactive; its outcome, or
+ * FMPL_ERR_REQUEST for an inactive request.
+ */
+int fmpl_wait(fmpl_request_t *req);
 
 /*
  * fmpl_cancel_irecv - withdraw a receive posted with fmpl_irecv.  On
@@ -562,9 +568,9 @@ int fmpl_scatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl
  * on both sides).  Every pair exchanges a message even when its size is
  * 0, so that a size one side gives and the other does not know is an
  * error rather than a hang.
- * fmpl_allgatherv - member i contributes `size` bytes (sizes[i]), which
- * land at recvbuf + displs[i] on every member; sizes[] and displs[] are
- * the same on every member.  In place: sendbuf == recvbuf + displs[rank].
+ * fmpl_allgatherv - member i contributes `size` bytes, which must be
+ * sizes[i] (FMPL_ERR_ARG otherwise), and they land at recvbuf + displs[i]
+ * on every member; sizes[] and displs[] are the same on every member.  In place: sendbuf == recvbuf + displs[rank].
  * fmpl_gatherv - the same at `root` only: sizes[], displs[] and recvbuf
  * are read at root only (NULL elsewhere).  In place at root as above.
  * fmpl_scatterv - root sends sizes[i] bytes at sendbuf + displs[i] to
@@ -620,6 +626,42 @@ int fmpl_reduce_scatter(const void *sendbuf, void *recvbuf, const int counts[], 
 int fmpl_scan(const void *sendbuf, void *recvbuf, int count, fmpl_op_t func, fmpl_comm_t comm);
 int fmpl_exscan(const void *sendbuf, void *recvbuf, int count, fmpl_op_t func,
                 fmpl_comm_t comm);
+
+/*
+ * Nonblocking collectives: the same calls as the blocking ones with a
+ * request last.  The call checks its arguments, starts the collective
+ * and returns; fmpl_test() tells whether it has completed and fmpl_wait()
+ * waits for it (a completed request still needs its fmpl_wait, which then
+ * returns at once with the outcome).  Until then the buffers are the
+ * library's: the user must not read what it receives nor write what it
+ * sends (ireduce and iallreduce work in place: neither).
+ *   Order: every member starts the collectives of a communicator in the
+ * same order, blocking and nonblocking interleaved as it likes; their
+ * messages are told apart without tags because the nonblocking ones of
+ * a communicator run one after the other, in that order, on an index of
+ * their own (so a later one may complete only after an earlier one on
+ * the same communicator has; on different communicators they are
+ * independent), while the blocking ones use other indices.
+ *   Progress: a collective advances whenever its process is in an FMPL
+ * call (fmpl_test included) or, with FMPL_PROGRESS_THREAD=1, by itself.
+ *   Errors: argument errors are returned by the call and start nothing;
+ * a dead peer ends the request with FMPL_ERR_PEER.  fmpl_comm_free of a
+ * communicator with collectives under way is FMPL_ERR_BUSY.
+ */
+int fmpl_ibarrier(fmpl_comm_t comm, fmpl_request_t *req);
+int fmpl_ibcast(void *buf, size_t size, int root, fmpl_comm_t comm, fmpl_request_t *req);
+int fmpl_ireduce(void *buf, int count, fmpl_op_t func, int root, fmpl_comm_t comm,
+                 fmpl_request_t *req);
+int fmpl_iallreduce(void *buf, int count, fmpl_op_t func, fmpl_comm_t comm,
+                    fmpl_request_t *req);
+int fmpl_iallgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm,
+                    fmpl_request_t *req);
+int fmpl_igather(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm,
+                 fmpl_request_t *req);
+int fmpl_iscatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmpl_comm_t comm,
+                  fmpl_request_t *req);
+int fmpl_ialltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm,
+                   fmpl_request_t *req);
 
 /* ------------------------------------------------------------------ */
 /* Persistent halo exchange                                             */

@@ -3,7 +3,7 @@
  *
  * Index space.  fmpl_init(count) gives the user indices 0..count-1.  The
  * library appends its own:
- *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..8
+ *   count + c * FMPL_COMM_NIDX + k   communicator c (its handle), k = 0..9
  *   after all communicators          FMPL_HALO_NIDX lines per halo exchange
  * so a collective never meets user traffic or another communicator's.
  * A communicator handle is its slot number; every member agrees on it
@@ -12,7 +12,7 @@
  * common.  Sequence numbers live per (peer, index) and are never reset, so
  * a slot freed and reused by other processes needs no clean-up.
  *
- * Of the nine indices of a communicator:
+ * Of the ten indices of a communicator:
  *   FMPL_CI_SIG   signal lines (signal.c): barrier, small allreduce and
  *                 allgather
  *   FMPL_CI_A/B   point-to-point messages of the collectives (two
@@ -20,6 +20,9 @@
  *   FMPL_CI_FLOW  flow-controlled signals: small broadcasts
  *   FMPL_CI_ACK   their acknowledgements
  *   FMPL_CI_P2P   the members' own matrix messages (fmpl_comm_sendm/recvm)
+ *   FMPL_CI_NB    the nonblocking collectives' messages (sched.c): one
+ *                 schedule at a time per communicator uses it, in the
+ *                 order the members started them
  *   FMPL_CI_AUX   three lines: the layout records of their strided receives
  *                 and the announcements of queued sends (matrix.h)
  */
@@ -34,10 +37,10 @@
 #include "p2p/state.h"
 #include "p2p/p2p.h"
 
-#define FMPL_COMM_NIDX 9
+#define FMPL_COMM_NIDX 10
 enum { FMPL_BCAST_AUTO = 0, FMPL_BCAST_TREE = 1, FMPL_BCAST_SCATTER = 2 };
 enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_ACK = 4,
-       FMPL_CI_P2P = 5, FMPL_CI_AUX = 6 /* to 8: FMPL_MX_NAUX */ };
+       FMPL_CI_P2P = 5, FMPL_CI_NB = 6, FMPL_CI_AUX = 7 /* to 9: FMPL_MX_NAUX */ };
 #define FMPL_HALO_NIDX 6            /* one line per face: 2 x 3 dimensions */
 #define FMPL_MAX_COMMS_DEFAULT 64
 #define FMPL_MAX_HALOS_DEFAULT 16
@@ -52,6 +55,7 @@ typedef struct fmpl_coll_state {
 extern fmpl_coll_state_t fmpl_coll_g;
 
 struct fmpl_hier;
+struct fmpl_sched;
 
 typedef struct fmpl_comm_rec {
     int used;
@@ -66,6 +70,7 @@ typedef struct fmpl_comm_rec {
     int eager_reg;
     int hier_state;                /* hier.c: 0 not decided, 1 on, -1 flat */
     struct fmpl_hier *hier;
+    struct fmpl_sched *nb_first, *nb_last;   /* nonblocking collectives, in order */
 } fmpl_comm_rec_t;
 
 /* comm.c */

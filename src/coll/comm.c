@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/sched.h"
 
 fmpl_coll_state_t fmpl_coll_g;
 
@@ -15,6 +16,7 @@ static int nwords(int nslots) { return (nslots + 63) / 64; }
 
 int fmpl_comm_setup(void)
 {
+    fmpl_sched_setup();
     table = calloc((size_t)fmpl_coll_g.max_comms, sizeof *table);
     int n = fmpl_g.boot.size;
     int *ranks = malloc((size_t)n * sizeof *ranks);
@@ -34,6 +36,7 @@ int fmpl_comm_setup(void)
 
 void fmpl_comm_teardown(void)
 {
+    fmpl_sched_teardown();
     fmpl_halo_forget();
     if (table)
         for (int i = 0; i < fmpl_coll_g.max_comms; i++) {
@@ -246,6 +249,8 @@ int fmpl_comm_free(fmpl_comm_t *comm)
     fmpl_comm_rec_t *c = fmpl_comm_get(*comm);
     if (!c || *comm == FMPL_COMM_WORLD)
         return FMPL_ERR_COMM;
+    if (fmpl_sched_busy(c))
+        return FMPL_ERR_BUSY;      /* nonblocking collectives under way */
     fmpl_enter();
     fmpl_sig_eager_free(c);
     fmpl_hier_free(c);

@@ -213,7 +213,8 @@ static inline const uint8_t *fmpl_rec_inline(volatile uint8_t *line, uint64_t w,
 }
 
 /* request kinds and flags */
-enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2 };
+/* FMPL_REQ_COLL: a nonblocking collective (coll/sched.h) */
+enum { FMPL_REQ_NONE = 0, FMPL_REQ_SEND = 1, FMPL_REQ_RECV = 2, FMPL_REQ_COLL = 3 };
 #define FMPL_RF_ISSUED   1u     /* send: data written, waiting for the source */
 #define FMPL_RF_DONE     2u     /* complete; status is final */
 #define FMPL_RF_BLOCKING 4u     /* receive: not cancellable */
@@ -340,6 +341,10 @@ int fmpl_p2p_send_fail(fmpl_request_t *req, int rc);
 int fmpl_p2p_isend_raw(const void *buf, size_t size, int dst, int idx, fmpl_request_t *req);
 int fmpl_p2p_irecv_raw(void *buf, size_t size, int src, int idx, fmpl_request_t *req);
 int fmpl_p2p_waitall_raw(fmpl_request_t *reqs, int n);
+int fmpl_p2p_testall_raw(fmpl_request_t *reqs, int n, int *rc);
+void fmpl_p2p_failall_raw(fmpl_request_t *reqs, int n, int rc);
+/* request.c: fmpl_test of a send or receive (lock held) */
+int fmpl_p2p_test(fmpl_request_t *req, int *done);
 
 /* cancel.c: the sender's half of a cancel without remote atomics */
 int  fmpl_p2p_cancel_answer(int peer, int mai, uint32_t seq, uint64_t id);

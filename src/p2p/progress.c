@@ -53,6 +53,10 @@ static void settle(void)
     fmpl_g.clock_stuck = 0;
 }
 
+static int (*hook)(void);
+
+void fmpl_progress_hook(int (*fn)(void)) { hook = fn; }
+
 int fmpl_progress(void)
 {
     if (fmpl_g.tl.clock)
@@ -68,6 +72,8 @@ int fmpl_progress(void)
         n += fmpl_mx_progress();
     if (!(fmpl_g.tl.caps & FMPL_TL_CAP_CAS))
         n += fmpl_p2p_cancel_progress();   /* cancels ask for our consent */
+    if (hook)
+        n += hook();
     return n;
 }
 

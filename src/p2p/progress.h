@@ -29,6 +29,10 @@ typedef struct fmpl_wait {
 } fmpl_wait_t;
 
 int  fmpl_progress(void);
+/* A layer above runs `fn` at the end of every fmpl_progress (the
+ * nonblocking collectives' schedules): it returns how many things moved
+ * and must not wait. */
+void fmpl_progress_hook(int (*fn)(void));
 void fmpl_wait_init(fmpl_wait_t *w, int peer);
 static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = t; }
 int  fmpl_wait_idle(fmpl_wait_t *w);

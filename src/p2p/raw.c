@@ -81,17 +81,45 @@ int fmpl_p2p_waitall_raw(fmpl_request_t *reqs, int n)
         int wrc = fmpl_wait_idle(&w);
         if (wrc == FMPL_SUCCESS)
             continue;
-        for (int i = 0; i < n; i++) {
-            fmpl_request_t *r = &reqs[i];
-            if (r->kind == FMPL_REQ_NONE)
-                continue;
-            if (r->kind == FMPL_REQ_SEND)
-                fmpl_p2p_send_fail(r, wrc);
-            else
-                fmpl_p2p_recv_fail(r, wrc);
-            release(r);
-        }
+        fmpl_p2p_failall_raw(reqs, n, wrc);
         return rc == FMPL_SUCCESS ? wrc : rc;
     }
     return rc;
+}
+
+/* Look at n requests once, without waiting: 1 when none is active any
+ * more.  The first error of those that finished goes to *rc (if it holds
+ * FMPL_SUCCESS still). */
+int fmpl_p2p_testall_raw(fmpl_request_t *reqs, int n, int *rc)
+{
+    int left = 0;
+    for (int i = 0; i < n; i++) {
+        fmpl_request_t *r = &reqs[i];
+        if (r->kind == FMPL_REQ_NONE)
+            continue;
+        if (!try_one(r)) {
+            left++;
+            continue;
+        }
+        if (r->status != FMPL_SUCCESS && *rc == FMPL_SUCCESS)
+            *rc = r->status;
+        release(r);
+    }
+    return left == 0;
+}
+
+/* End every active one of n requests with `rc` (a dead peer): no index
+ * stays busy. */
+void fmpl_p2p_failall_raw(fmpl_request_t *reqs, int n, int rc)
+{
+    for (int i = 0; i < n; i++) {
+        fmpl_request_t *r = &reqs[i];
+        if (r->kind == FMPL_REQ_NONE)
+            continue;
+        if (r->kind == FMPL_REQ_SEND)
+            fmpl_p2p_send_fail(r, rc);
+        else
+            fmpl_p2p_recv_fail(r, rc);
+        release(r);
+    }
 }

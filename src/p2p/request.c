@@ -1,19 +1,13 @@
 /*
- * request.c - fmpl_test: progress once and look at one request.
+ * request.c - fmpl_p2p_test: progress once and look at one send or
+ * receive (fmpl_test, api/request.c, dispatches here).
  */
 #include "fmpl.h"
 #include "p2p/progress.h"
 #include "p2p/p2p.h"
 
-int fmpl_test(fmpl_request_t *req, int *done)
+int fmpl_p2p_test(fmpl_request_t *req, int *done)
 {
-    if (!fmpl_g.initialized)
-        return FMPL_ERR_NOT_INIT;
-    if (!done)
-        return FMPL_ERR_ARG;
-    if (!req || (req->kind != FMPL_REQ_SEND && req->kind != FMPL_REQ_RECV))
-        return FMPL_ERR_REQUEST;
-    fmpl_enter();
     fmpl_progress();
     *done = req->kind == FMPL_REQ_SEND ? fmpl_p2p_send_try(req) : fmpl_p2p_recv_try(req);
     /* A test loop on a request whose peer died must end too: now and then
@@ -29,6 +23,5 @@ int fmpl_test(fmpl_request_t *req, int *done)
             *done = 1;
         }
     }
-    fmpl_leave();
     return FMPL_SUCCESS;
 }
