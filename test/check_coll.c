@@ -11,6 +11,16 @@
  *               communicators from fmpl_comm_create and fmpl_comm_split;
  *               in-place allgather and scatter; ties and signed zeros
  *               bitwise the same on every process
+ *   coll_vops   allgatherv, gatherv, scatterv, alltoall, alltoallv,
+ *               reduce_scatter, scan and exscan against a serial
+ *               reference on the same communicators: odd per-member block
+ *               sizes (some 0), permuted displacements with gaps whose
+ *               guard bytes must stay untouched, receive sizes larger than
+ *               the blocks, every root, in place, empty buffers as NULL;
+ *               every predefined op and user ops, counts 0 .. ~200 KiB
+ *               (equal and unequal blocks), inexact sums bitwise the same
+ *               when repeated; a random mix; -T: an alltoallv block longer
+ *               than its receive size is FMPL_ERR_TRUNCATE, no hang
  *   coll_comm   creation, splitting, interleaved collectives on several
  *               communicators, user point-to-point traffic in flight
  *               during collectives, free/create more than FMPL_MAX_COMMS
@@ -61,6 +71,23 @@ static const struct spec ops_specs[] = {
     /* rank 0 shares its CPUs, the others have one each: they must still
      * choose each collective's algorithm alike */
     {"coll_ops", 3, "PROG_BIND=1", {"-M", "1M", "-B", "-c", "w", NULL}},
+};
+
+static const struct spec vops_specs[] = {
+    {"coll_vops", 0, NULL, {NULL}},
+    {"coll_vops", 1, NULL, {NULL}},
+    {"coll_vops", 2, NULL, {NULL}},
+    {"coll_vops", 3, NULL, {"-s", "3", NULL}},
+    {"coll_vops", 4, NULL, {NULL}},
+    {"coll_vops", 5, NULL, {"-s", "5", NULL}},
+    {"coll_vops", 7, NULL, {"-s", "6", "-R", "60", NULL}},
+    {"coll_vops", 8, NULL, {NULL}},
+    {"coll_vops", 4, NOCMA, {"-s", "8", NULL}},
+    {"coll_vops", 3, PTHR, {"-s", "9", "-c", "ws", NULL}},
+    /* large blocks: alltoall up to 512 KiB a block, reduce_scatter 2 MiB */
+    {"coll_vops", 4, NULL, {"-M", "2M", "-s", "10", NULL}},
+    /* an alltoallv block longer than its receive size: FMPL_ERR_TRUNCATE */
+    {"coll_vops", 3, NULL, {"-T", NULL}},
 };
 
 static const struct spec comm_specs[] = {
@@ -163,6 +190,7 @@ static void run_spec(const struct spec *s)
     END_TEST
 
 SPEC_TEST(ops, ops_specs)
+SPEC_TEST(vops, vops_specs)
 SPEC_TEST(comm, comm_specs)
 SPEC_TEST(args, args_specs)
 SPEC_TEST(halo, halo_specs)
@@ -272,6 +300,7 @@ static Suite *coll_suite(void)
     ADD(comm, comm_specs)
     ADD(halo, halo_specs)
     ADD(ops, ops_specs)
+    ADD(vops, vops_specs)
     tc = tcase_create("peer_death");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_kill, 0, NSPEC(kill_specs));
