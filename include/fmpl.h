@@ -663,6 +663,45 @@ int fmpl_iscatter(const void *sendbuf, size_t size, void *recvbuf, int root, fmp
 int fmpl_ialltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm,
                    fmpl_request_t *req);
 
+/*
+ * fmpl_neighbor_alltoallv - a sparse all-to-all: this member sends
+ * sendsizes[i] bytes at sendbuf + sdispls[i] to member dsts[i] (i <
+ * ndst) and receives recvsizes[i] bytes at recvbuf + rdispls[i] from
+ * member srcs[i] (i < nsrc); ranks of `comm`.  The lists must agree:
+ * member a names b as a destination as often as b names a as a source,
+ * and the k-th block a sends to b is the k-th b receives from a (shorter
+ * is allowed, longer is FMPL_ERR_TRUNCATE).  Members that exchange
+ * nothing pass ndst = nsrc = 0 but still call it.  Each block is written
+ * once, from its place in sendbuf straight into its place in recvbuf.
+ * fmpl_ineighbor_alltoallv - the same, nonblocking (as the collectives
+ * above: fmpl_test, fmpl_wait, same ordering rules).
+ * fmpl_neighbor_init - keep the lists and buffers (copied; local, not
+ * collective) for an exchange repeated many times: each
+ * fmpl_neighbor_start starts one, as fmpl_ineighbor_alltoallv would, and
+ * its request completes it; the buffers must stay where they are until
+ * fmpl_neighbor_free (*nb becomes NULL).  The structured case, a
+ * Cartesian grid's faces, is fmpl_halo_init below.
+ * Errors: FMPL_ERR_COMM, FMPL_ERR_RANK (a neighbour not in comm),
+ * FMPL_ERR_ARG (negative counts, NULL lists with counts, NULL req or nb),
+ * FMPL_ERR_BUFFER (NULL buffer with a non-zero block), FMPL_ERR_NOMEM;
+ * the request: FMPL_ERR_TRUNCATE, FMPL_ERR_PEER.
+ */
+typedef struct fmpl_neighbor *fmpl_neighbor_t;
+int fmpl_neighbor_alltoallv(const void *sendbuf, int ndst, const int dsts[],
+                            const size_t sendsizes[], const size_t sdispls[], void *recvbuf,
+                            int nsrc, const int srcs[], const size_t recvsizes[],
+                            const size_t rdispls[], fmpl_comm_t comm);
+int fmpl_ineighbor_alltoallv(const void *sendbuf, int ndst, const int dsts[],
+                             const size_t sendsizes[], const size_t sdispls[], void *recvbuf,
+                             int nsrc, const int srcs[], const size_t recvsizes[],
+                             const size_t rdispls[], fmpl_comm_t comm, fmpl_request_t *req);
+int fmpl_neighbor_init(const void *sendbuf, int ndst, const int dsts[], const size_t sendsizes[],
+                       const size_t sdispls[], void *recvbuf, int nsrc, const int srcs[],
+                       const size_t recvsizes[], const size_t rdispls[], fmpl_comm_t comm,
+                       fmpl_neighbor_t *nb);
+int fmpl_neighbor_start(fmpl_neighbor_t nb, fmpl_request_t *req);
+int fmpl_neighbor_free(fmpl_neighbor_t *nb);
+
 /* ------------------------------------------------------------------ */
 /* Persistent halo exchange                                             */
 /* ------------------------------------------------------------------ */

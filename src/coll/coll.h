@@ -222,6 +222,8 @@ typedef struct fmpl_blocks {
 } fmpl_blocks_t;
 static inline uint8_t *fmpl_block_at(const fmpl_blocks_t *b, int i)
 {
+    if (!b->base)                  /* only with nothing to move */
+        return NULL;
     return b->base + (b->sizes ? b->displs[i] : (size_t)i * b->size);
 }
 static inline size_t fmpl_block_len(const fmpl_blocks_t *b, int i)
