@@ -22,6 +22,7 @@
  *   call fmpl_wait_isend(req, ier)
  *   call fmpl_wait_irecv(req, ier)
  *   call fmpl_test(req, done, ier)
+ *   call fmpl_wait(req, ier)                       ! any request, collectives too
  *   call fmpl_cancel_irecv(req, ier)
  *   call fmpl_sendbuff_set(buf, size, timeout_us, ier)
  *   call fmpl_sendbuff_check(nsend, nspool, ier)
@@ -41,8 +42,9 @@
  *            element) of contiguous storage; an array section that the
  *            compiler copies in and out breaks the request.  Set it to 0
  *            (inactive) before the first use if it may be waited on or
- *            tested without a successful isend/irecv.  Like the C request
- *            it must not be copied or moved while active.
+ *            tested without a successful isend/irecv (or nonblocking
+ *            collective, fmpl_fortran_coll.c).  Like the C request it must
+ *            not be copied or moved while active.
  *   done     INTEGER: 1 when the request has completed, else 0 (an INTEGER
  *            rather than a LOGICAL because LOGICAL's representation is
  *            compiler-specific).  A completed request still needs its wait.
@@ -231,6 +233,12 @@ FMPLF_API void fmpl_test_(int64_t *req, int *done, int *ier)
     int d = 0;
     *ier = r ? fmpl_test(r, &d) : FMPL_ERR_ARG;
     *done = d ? 1 : 0;
+}
+
+FMPLF_API void fmpl_wait_(int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_wait(r) : FMPL_ERR_ARG;
 }
 
 FMPLF_API void fmpl_cancel_irecv_(int64_t *req, int *ier)

@@ -25,15 +25,36 @@
  *   call fmpl_reduce_scatter(sendbuf, recvbuf, counts, func, comm, ier)
  *   call fmpl_scan(sendbuf, recvbuf, count, func, comm, ier)
  *   call fmpl_exscan(sendbuf, recvbuf, count, func, comm, ier)
+ *   call fmpl_ibarrier(comm, req, ier)
+ *   call fmpl_ibcast(buf, size, root, comm, req, ier)
+ *   call fmpl_ireduce(buf, count, func, root, comm, req, ier)
+ *   call fmpl_iallreduce(buf, count, func, comm, req, ier)
+ *   call fmpl_iallgather(sendbuf, size, recvbuf, comm, req, ier)
+ *   call fmpl_igather(sendbuf, size, recvbuf, root, comm, req, ier)
+ *   call fmpl_iscatter(sendbuf, size, recvbuf, root, comm, req, ier)
+ *   call fmpl_ialltoall(sendbuf, size, recvbuf, comm, req, ier)
  *   call fmpl_halo_init(array, elem_size, ndims, extent, shadow, nbr,
  *                       flags, comm, halo, ier)
  *   call fmpl_halo_do(halo, ier)
+ *   call fmpl_halo_start(halo, ier)
+ *   call fmpl_halo_test(halo, done, ier)
+ *   call fmpl_halo_wait(halo, ier)
  *   call fmpl_halo_kind(halo, d, kind, ier)
  *   call fmpl_halo_free(halo, ier)
  *
- * count, counts, func, root, comm, key, color, rank, ndims, flags, d, kind:
- * default INTEGER; func is one of the fmpl_[iscdz]{sum,max,min} constants
- * of fmplf.h; `work` an array the size of buf (the paper's scratch area).
+ * The nonblocking collectives take the arguments of the blocking ones
+ * (ireduce and iallreduce without `work`: the library keeps its own
+ * scratch) and a request `req` before `ier`: an INTEGER*8 array of
+ * FMPL_REQUEST_WORDS elements, as for fmpl_isend (fmpl_fortran.c; a
+ * misaligned one is FMPL_ERR_ARG), ended by fmpl_wait (or fmpl_test,
+ * then fmpl_wait).  Their buffers are the library's until then: pass
+ * whole contiguous arrays, declared ASYNCHRONOUS.  done (fmpl_halo_test)
+ * is a default INTEGER, 1 when the exchange is over, else 0.
+ *
+ * count, counts, func, root, comm, key, color, rank, ndims, flags, d, kind,
+ * done: default INTEGER; func is one of the fmpl_[iscdz]{sum,max,min}
+ * constants of fmplf.h; `work` an array the size of buf (the paper's
+ * scratch area).
  * sizes, displs, sendsizes, sdispls, recvsizes, rdispls: INTEGER*8 arrays
  * of one byte count per member of comm, copied into size_t arrays; a
  * negative one is FMPL_ERR_ARG.  Those that fmpl.h reads at the root only
@@ -294,6 +315,77 @@ FMPLF_API void fmpl_exscan_(const void *sendbuf, void *recvbuf, const int *count
     *ier = fmpl_exscan(sendbuf, recvbuf, *count, *func, *comm);
 }
 
+/* INTEGER*8 request array -> C request; NULL if misaligned (as in
+ * fmpl_fortran.c) */
+static inline fmpl_request_t *freq(int64_t *req)
+{
+    if ((uintptr_t)req % _Alignof(fmpl_request_t) != 0)
+        return NULL;
+    return (fmpl_request_t *)(void *)req;
+}
+
+/* the nonblocking collectives: a misaligned request is FMPL_ERR_ARG, as
+ * a NULL one is for the C call */
+FMPLF_API void fmpl_ibarrier_(const int *comm, int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_ibarrier(*comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_ibcast_(void *buf, const int64_t *size, const int *root, const int *comm,
+                            int64_t *req, int *ier)
+{
+    CHECK_SIZE(size);
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_ibcast(buf, FSIZE(size), *root, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_ireduce_(void *buf, const int *count, const int *func, const int *root,
+                             const int *comm, int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_ireduce(buf, *count, *func, *root, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_iallreduce_(void *buf, const int *count, const int *func, const int *comm,
+                                int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_iallreduce(buf, *count, *func, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_iallgather_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                                const int *comm, int64_t *req, int *ier)
+{
+    CHECK_SIZE(size);
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_iallgather(sendbuf, FSIZE(size), recvbuf, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_igather_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                             const int *root, const int *comm, int64_t *req, int *ier)
+{
+    CHECK_SIZE(size);
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_igather(sendbuf, FSIZE(size), recvbuf, *root, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_iscatter_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                              const int *root, const int *comm, int64_t *req, int *ier)
+{
+    CHECK_SIZE(size);
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_iscatter(sendbuf, FSIZE(size), recvbuf, *root, *comm, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_ialltoall_(const void *sendbuf, const int64_t *size, void *recvbuf,
+                               const int *comm, int64_t *req, int *ier)
+{
+    CHECK_SIZE(size);
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_ialltoall(sendbuf, FSIZE(size), recvbuf, *comm, r) : FMPL_ERR_ARG;
+}
+
 FMPLF_API void fmpl_halo_init_(void *array, const int64_t *elem_size, const int *ndims,
                                const int *extent, const int *shadow, const int *nbr,
                                const int *flags, const int *comm, int64_t *halo, int *ier)
@@ -316,6 +408,23 @@ FMPLF_API void fmpl_halo_init_(void *array, const int64_t *elem_size, const int 
 FMPLF_API void fmpl_halo_do_(const int64_t *halo, int *ier)
 {
     *ier = fmpl_halo_do((fmpl_halo_t)(intptr_t)*halo);
+}
+
+FMPLF_API void fmpl_halo_start_(const int64_t *halo, int *ier)
+{
+    *ier = fmpl_halo_start((fmpl_halo_t)(intptr_t)*halo);
+}
+
+FMPLF_API void fmpl_halo_test_(const int64_t *halo, int *done, int *ier)
+{
+    int d = 0;
+    *ier = fmpl_halo_test((fmpl_halo_t)(intptr_t)*halo, &d);
+    *done = d ? 1 : 0;
+}
+
+FMPLF_API void fmpl_halo_wait_(const int64_t *halo, int *ier)
+{
+    *ier = fmpl_halo_wait((fmpl_halo_t)(intptr_t)*halo);
 }
 
 FMPLF_API void fmpl_halo_kind_(const int64_t *halo, const int *d, int *kind, int *ier)

@@ -40,9 +40,10 @@
 ! Buffers of different types may now be passed to one call in one file
 ! (no -fallow-argument-mismatch).  An array section that is not
 ! contiguous (a(1:n:2)) is still copied in and out by the compiler: fine
-! for blocking calls, wrong for fmpl_isend/irecv, fmpl_sendbuff_set and
-! fmpl_halo_init, whose buffers FMPL keeps using after the call (they are
-! ASYNCHRONOUS here; declare the actual arrays ASYNCHRONOUS too).
+! for blocking calls, wrong for fmpl_isend/irecv, the nonblocking
+! collectives (fmpl_ibcast ...), fmpl_sendbuff_set and fmpl_halo_init,
+! whose buffers FMPL keeps using after the call (they are ASYNCHRONOUS
+! here; declare the actual arrays ASYNCHRONOUS too).
 !
 ! Kinds: FMPL_SIZE_KIND for byte counts (and fmpl_halo_init's
 ! elem_size), FMPL_REQUEST_KIND for the words of a request array
@@ -177,6 +178,13 @@ module fmpl
       integer(c_int), intent(out) :: done
       integer(c_int), intent(out) :: ier
     end subroutine fmpl_test
+
+    ! any request: a send, a receive or a nonblocking collective
+    subroutine fmpl_wait(req, ier) bind(C, name="fmpl_wait_")
+      import :: c_int, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_wait
 
     subroutine fmpl_cancel_irecv(req, ier) bind(C, name="fmpl_cancel_irecv_")
       import :: c_int, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
@@ -407,6 +415,95 @@ module fmpl
       integer(c_int), intent(out) :: ier
     end subroutine fmpl_exscan
 
+    ! ---- nonblocking collectives (fmpl_fortran_coll.c) ----------------
+    ! the blocking calls' arguments (no work) and a request, ended by
+    ! fmpl_wait; the buffers are FMPL's until then (asynchronous)
+
+    subroutine fmpl_ibarrier(comm, req, ier) bind(C, name="fmpl_ibarrier_")
+      import :: c_int, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      integer(c_int), intent(in) :: comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_ibarrier
+
+    subroutine fmpl_ibcast(buf, size, root, comm, req, ier) bind(C, name="fmpl_ibcast_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), intent(inout), asynchronous :: buf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      integer(c_int), intent(in) :: root, comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_ibcast
+
+    subroutine fmpl_ireduce(buf, count, func, root, comm, req, ier) &
+        bind(C, name="fmpl_ireduce_")
+      import :: c_int, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), intent(inout), asynchronous :: buf
+      integer(c_int), intent(in) :: count, func, root, comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_ireduce
+
+    subroutine fmpl_iallreduce(buf, count, func, comm, req, ier) &
+        bind(C, name="fmpl_iallreduce_")
+      import :: c_int, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: buf
+      type(*), dimension(*), intent(inout), asynchronous :: buf
+      integer(c_int), intent(in) :: count, func, comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_iallreduce
+
+    subroutine fmpl_iallgather(sendbuf, size, recvbuf, comm, req, ier) &
+        bind(C, name="fmpl_iallgather_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_iallgather
+
+    subroutine fmpl_igather(sendbuf, size, recvbuf, root, comm, req, ier) &
+        bind(C, name="fmpl_igather_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: root, comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_igather
+
+    subroutine fmpl_iscatter(sendbuf, size, recvbuf, root, comm, req, ier) &
+        bind(C, name="fmpl_iscatter_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: root, comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_iscatter
+
+    subroutine fmpl_ialltoall(sendbuf, size, recvbuf, comm, req, ier) &
+        bind(C, name="fmpl_ialltoall_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(FMPL_SIZE_KIND), intent(in) :: size
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_ialltoall
+
     ! ---- halo exchange (fmpl_fortran_coll.c) --------------------------
 
     ! dimensions in Fortran order: extent(ndims), shadow(ndims),
@@ -430,6 +527,27 @@ module fmpl
       integer(FMPL_ADDRESS_KIND), intent(in) :: halo
       integer(c_int), intent(out) :: ier
     end subroutine fmpl_halo_do
+
+    ! fmpl_halo_do in parts: start, then test (done: 1 when the exchange
+    ! is over, no wait then) or wait
+    subroutine fmpl_halo_start(halo, ier) bind(C, name="fmpl_halo_start_")
+      import :: c_int, FMPL_ADDRESS_KIND
+      integer(FMPL_ADDRESS_KIND), intent(in) :: halo
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_halo_start
+
+    subroutine fmpl_halo_test(halo, done, ier) bind(C, name="fmpl_halo_test_")
+      import :: c_int, FMPL_ADDRESS_KIND
+      integer(FMPL_ADDRESS_KIND), intent(in) :: halo
+      integer(c_int), intent(out) :: done
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_halo_test
+
+    subroutine fmpl_halo_wait(halo, ier) bind(C, name="fmpl_halo_wait_")
+      import :: c_int, FMPL_ADDRESS_KIND
+      integer(FMPL_ADDRESS_KIND), intent(in) :: halo
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_halo_wait
 
     ! d = 1 .. ndims; kind FMPL_HALO_BLOCK ...
     subroutine fmpl_halo_kind(halo, d, kind, ier) bind(C, name="fmpl_halo_kind_")

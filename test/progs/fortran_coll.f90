@@ -1,12 +1,14 @@
-! fortran_coll - the Fortran bindings of the collectives, communicators
-! and halo exchange, checked against values every rank can compute.
-! Exits non-zero (stop 1) on any mismatch.  Through `use fmpl`.
+! fortran_coll - the Fortran bindings of the collectives (blocking and
+! nonblocking), communicators and halo exchange (whole and in parts),
+! checked against values every rank can compute.  Exits non-zero (stop 1)
+! on any mismatch.  Through `use fmpl`.
 program fortran_coll
   use fmpl
   implicit none
   integer :: ier, me, np, i, j, root, comm, crank, csize, r, halo8_kind
   integer(FMPL_ADDRESS_KIND) :: halo
-  double precision :: d(100), w(100), a(0:9, 0:7)
+  double precision :: d(100), w(100)
+  double precision, asynchronous :: a(0:9, 0:7)
   integer :: iv(3), ext(2), sh(2), nbr(4)
   integer :: all(64), one(1)
   integer :: k, m, off, nfail
@@ -14,6 +16,15 @@ program fortran_coll
   integer(FMPL_SIZE_KIND), allocatable :: sz(:), dp(:), rsz(:), rdp(:)
   integer, allocatable :: isend(:), irecv(:), cnt(:)
   double precision, allocatable :: dsend(:), drecv(:)
+  ! the nonblocking collectives' buffers are FMPL's until the wait
+  integer(FMPL_REQUEST_KIND) :: req(FMPL_REQUEST_WORDS), req2(FMPL_REQUEST_WORDS)
+  integer(FMPL_REQUEST_KIND), allocatable :: reqs(:, :)
+  double precision, allocatable, asynchronous :: xv(:), bc(:, :), ds(:), dr(:)
+  integer, allocatable, asynchronous :: ir(:, :), is(:), irr(:)
+  integer, asynchronous :: sub(2)
+  double precision, asynchronous :: hsum(1)
+  double precision :: s
+  integer :: nv, done, round, comm2, c2size, c2rank
 
   call fmpl_init(4, ier)
   call check(ier, 'init')
@@ -216,6 +227,193 @@ program fortran_coll
   deallocate(sz, dp, rsz, rdp, cnt)
   if (nfail > 0) call fail('the new collectives (above)')
 
+  ! ---- nonblocking collectives -----------------------------------------
+  nfail = 0
+  ! ibarrier: tested until done, then waited for (a completed request
+  ! still needs its wait); after it the request is inactive
+  req = 0
+  call fmpl_ibarrier(FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'ibarrier')
+  call test_until_done(req, 'ibarrier')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait ibarrier')
+  call fmpl_wait(req, ier)
+  if (ier /= FMPL_ERR_REQUEST) call fail('wait of a finished request: not FMPL_ERR_REQUEST')
+  call fmpl_test(req, done, ier)
+  if (ier /= FMPL_ERR_REQUEST) call fail('test of a finished request: not FMPL_ERR_REQUEST')
+
+  ! iallreduce of a vector: start, compute (testing now and then), wait
+  nv = 5000
+  allocate(xv(nv))
+  xv = (/ (dble(me + i), i = 1, nv) /)
+  call fmpl_iallreduce(xv, nv, fmpl_dsum, FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'iallreduce')
+  s = 0
+  done = 0
+  do k = 1, 100
+    do i = 1, 1000
+      s = s + sqrt(dble(i + k))
+    end do
+    if (done == 0) then
+      call fmpl_test(req, done, ier)
+      call check(ier, 'test iallreduce')
+    end if
+  end do
+  if (s <= 0) call fail('the computation')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait iallreduce')
+  do i = 1, nv
+    call expect_d('iallreduce', i, xv(i), dble(np * i + np * (np - 1) / 2))
+  end do
+  deallocate(xv)
+
+  ! an ibcast from every root, all under way at once, a blocking
+  ! allreduce started after them, the waits in reverse order
+  allocate(bc(100, np), reqs(FMPL_REQUEST_WORDS, np))
+  reqs = 0
+  bc = -1
+  do root = 0, np - 1
+    if (me == root) bc(:, root + 1) = (/ (dble(1000 * root + i), i = 1, 100) /)
+    call fmpl_ibcast(bc(1, root + 1), 800_8, root, FMPL_COMM_WORLD, reqs(1, root + 1), ier)
+    call check(ier, 'ibcast')
+  end do
+  one(1) = 1
+  call fmpl_allreduce(one, 1, fmpl_isum, FMPL_COMM_WORLD, all, ier)
+  call check(ier, 'allreduce among ibcasts')
+  if (one(1) /= np) call fail('allreduce among ibcasts')
+  do root = np - 1, 0, -1
+    call fmpl_wait(reqs(1, root + 1), ier)
+    call check(ier, 'wait ibcast')
+  end do
+  do root = 0, np - 1
+    do i = 1, 100
+      call expect_d('ibcast', 100 * root + i, bc(i, root + 1), dble(1000 * root + i))
+    end do
+  end do
+  deallocate(bc)
+
+  ! ireduce to every root, all under way, waited for in order:
+  ! element k of member m is 10 * m + k + root
+  allocate(ir(50, np))
+  do root = 0, np - 1
+    ir(:, root + 1) = (/ (10 * me + k + root, k = 1, 50) /)
+    call fmpl_ireduce(ir(1, root + 1), 50, fmpl_isum, root, FMPL_COMM_WORLD, &
+                      reqs(1, root + 1), ier)
+    call check(ier, 'ireduce')
+  end do
+  do root = 0, np - 1
+    call fmpl_wait(reqs(1, root + 1), ier)
+    call check(ier, 'wait ireduce')
+  end do
+  do k = 1, 50
+    call expect_i('ireduce', k, ir(k, me + 1), 10 * (np * (np - 1) / 2) + np * (k + me))
+  end do
+  deallocate(ir, reqs)
+
+  ! iallgather and igather of 3 integers 100 * member + k
+  allocate(is(3), irr(3 * np))
+  is = (/ (100 * me + k, k = 1, 3) /)
+  irr = -1
+  call fmpl_iallgather(is, 12_8, irr, FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'iallgather')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait iallgather')
+  do r = 0, np - 1
+    do k = 1, 3
+      call expect_i('iallgather', 3 * r + k, irr(3 * r + k), 100 * r + k)
+    end do
+  end do
+  root = np - 1
+  irr = -1
+  call fmpl_igather(is, 12_8, irr, root, FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'igather')
+  call test_until_done(req, 'igather')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait igather')
+  do r = 0, np - 1
+    do k = 1, 3
+      if (me == root) then
+        call expect_i('igather', 3 * r + k, irr(3 * r + k), 100 * r + k)
+      else
+        call expect_i('igather (not the root)', 3 * r + k, irr(3 * r + k), -1)
+      end if
+    end do
+  end do
+  deallocate(is, irr)
+
+  ! iscatter from root 0 of 2 doubles 10 * member + k
+  allocate(ds(2 * np), dr(2))
+  ds = -1
+  if (me == 0) ds = (/ ((dble(10 * r + k), k = 1, 2), r = 0, np - 1) /)
+  dr = -1
+  call fmpl_iscatter(ds, 16_8, dr, 0, FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'iscatter')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait iscatter')
+  do k = 1, 2
+    call expect_d('iscatter', k, dr(k), dble(10 * me + k))
+  end do
+  deallocate(ds, dr)
+
+  ! ialltoall: 2 doubles to each member, 100 * from + 10 * to + k
+  allocate(ds(2 * np), dr(2 * np))
+  do j = 0, np - 1
+    do k = 1, 2
+      ds(2 * j + k) = dble(100 * me + 10 * j + k)
+    end do
+  end do
+  dr = -1
+  call fmpl_ialltoall(ds, 16_8, dr, FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'ialltoall')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait ialltoall')
+  do i = 0, np - 1
+    do k = 1, 2
+      call expect_d('ialltoall', 2 * i + k, dr(2 * i + k), dble(100 * i + 10 * me + k))
+    end do
+  end do
+  deallocate(ds, dr)
+
+  ! two communicators at once: an iallreduce (absolute max) on the odd
+  ! and even ranks and an ibarrier on the world, the later one waited
+  ! for first
+  call fmpl_comm_split(FMPL_COMM_WORLD, mod(me, 2), me, comm2, ier)
+  call check(ier, 'comm_split for the nonblocking collectives')
+  call fmpl_comm_size(comm2, c2size, ier)
+  call fmpl_comm_rank(comm2, c2rank, ier)
+  sub = (/ -me, me /)
+  req2 = 0
+  call fmpl_iallreduce(sub, 2, fmpl_imax, comm2, req, ier)
+  call check(ier, 'iallreduce on a split communicator')
+  call fmpl_ibarrier(FMPL_COMM_WORLD, req2, ier)
+  call check(ier, 'ibarrier on the world')
+  call fmpl_wait(req2, ier)
+  call check(ier, 'wait ibarrier on the world')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait iallreduce on a split communicator')
+  ! the largest rank of this parity: negated in element 1, as it is
+  r = mod(me, 2) + 2 * (c2size - 1)
+  call expect_i('iallreduce imax on a split communicator', 1, sub(1), -r)
+  call expect_i('iallreduce imax on a split communicator', 2, sub(2), r)
+  call fmpl_comm_free(comm2, ier)
+  call check(ier, 'comm_free after the nonblocking collectives')
+
+  ! argument errors: returned by the call, nothing started
+  req = 0
+  call fmpl_ibcast(d, -8_8, 0, FMPL_COMM_WORLD, req, ier)
+  if (ier /= FMPL_ERR_ARG) call fail('ibcast with a negative size: not FMPL_ERR_ARG')
+  call fmpl_ireduce(d, -1, fmpl_dsum, 0, FMPL_COMM_WORLD, req, ier)
+  if (ier /= FMPL_ERR_ARG) call fail('ireduce with a negative count: not FMPL_ERR_ARG')
+  call fmpl_ibcast(d, 8_8, np, FMPL_COMM_WORLD, req, ier)
+  if (ier /= FMPL_ERR_RANK) call fail('ibcast from rank np: not FMPL_ERR_RANK')
+  call fmpl_iallreduce(d, 1, 0, FMPL_COMM_WORLD, req, ier)
+  if (ier /= FMPL_ERR_OP) call fail('iallreduce with operation 0: not FMPL_ERR_OP')
+  call fmpl_ibarrier(FMPL_COMM_NULL, req, ier)
+  if (ier /= FMPL_ERR_COMM) call fail('ibarrier on FMPL_COMM_NULL: not FMPL_ERR_COMM')
+  call fmpl_wait(req, ier)
+  if (ier /= FMPL_ERR_REQUEST) call fail('a failed start made the request active')
+  if (nfail > 0) call fail('the nonblocking collectives (above)')
+
   ! odd and even ranks, reversed order inside each
   call fmpl_comm_split(FMPL_COMM_WORLD, mod(me, 2), -me, comm, ier)
   call check(ier, 'comm_split')
@@ -256,6 +454,56 @@ program fortran_coll
     if (a(i, 7) /= 1000 * (mod(me + 1, np) * 6 + 1) + i) call fail('halo upper')
   end do
   if (a(0, 3) /= -1 .or. a(9, 3) /= -1) call fail('halo boundary touched')
+
+  ! the same exchange in parts: start, compute on the rows that are not
+  ! sent (2 .. 5), then wait (round 1) or test until done (round 2, with
+  ! an iallreduce under way too; no wait after done)
+  do round = 1, 2
+    do j = 1, 6
+      do i = 1, 8
+        a(i, j) = 1000 * (me * 6 + j) + i + 100000 * round
+      end do
+    end do
+    a(1:8, 0) = -1
+    a(1:8, 7) = -1
+    call fmpl_halo_start(halo, ier)
+    call check(ier, 'halo_start')
+    call fmpl_halo_start(halo, ier)
+    if (ier /= FMPL_ERR_BUSY) call fail('halo_start under way: not FMPL_ERR_BUSY')
+    a(1:8, 2:5) = a(1:8, 2:5) + 0.5d0
+    if (round == 1) then
+      call fmpl_halo_wait(halo, ier)
+      call check(ier, 'halo_wait')
+    else
+      hsum(1) = dble(me + 1)
+      call fmpl_iallreduce(hsum, 1, fmpl_dsum, FMPL_COMM_WORLD, req, ier)
+      call check(ier, 'iallreduce during a halo exchange')
+      done = 0
+      do while (done == 0)
+        call fmpl_halo_test(halo, done, ier)
+        call check(ier, 'halo_test')
+      end do
+      call fmpl_halo_wait(halo, ier)
+      if (ier /= FMPL_ERR_REQUEST) call fail('halo_wait after done: not FMPL_ERR_REQUEST')
+      call fmpl_wait(req, ier)
+      call check(ier, 'wait iallreduce during a halo exchange')
+      if (hsum(1) /= dble(np * (np + 1) / 2)) call fail('iallreduce during a halo exchange')
+    end if
+    do i = 1, 8
+      if (a(i, 0) /= 1000 * (mod(me - 1 + np, np) * 6 + 6) + i + 100000 * round) &
+        call fail('halo lower (in parts)')
+      if (a(i, 7) /= 1000 * (mod(me + 1, np) * 6 + 1) + i + 100000 * round) &
+        call fail('halo upper (in parts)')
+      do j = 2, 5
+        if (a(i, j) /= 1000 * (me * 6 + j) + i + 100000 * round + 0.5d0) &
+          call fail('interior computed during the exchange')
+      end do
+    end do
+    if (a(0, 3) /= -1 .or. a(9, 3) /= -1) call fail('halo boundary touched (in parts)')
+  end do
+  call fmpl_halo_test(halo, done, ier)
+  if (ier /= FMPL_ERR_REQUEST) call fail('halo_test not started: not FMPL_ERR_REQUEST')
+
   call fmpl_halo_kind(halo, 2, halo8_kind, ier)
   call check(ier, 'halo_kind')
   if (halo8_kind /= FMPL_HALO_BLOCK) call fail('y faces of a Fortran array are blocks')
@@ -292,6 +540,30 @@ contains
       nfail = nfail + 1
     end if
   end subroutine expect_i
+
+  ! one element of DOUBLE PRECISION (small integers: exact)
+  subroutine expect_d(what, idx, got, want)
+    character(*), intent(in) :: what
+    integer, intent(in) :: idx
+    double precision, intent(in) :: got, want
+    if (got /= want) then
+      print '(a,i0,a,a,a,i0,a,f0.1,a,f0.1)', 'rank ', me, ': ', what, ' element ', idx, &
+        ': ', got, ' instead of ', want
+      nfail = nfail + 1
+    end if
+  end subroutine expect_d
+
+  ! fmpl_test until the request has completed (it still needs its wait)
+  subroutine test_until_done(rq, what)
+    integer(FMPL_REQUEST_KIND), intent(inout) :: rq(FMPL_REQUEST_WORDS)
+    character(*), intent(in) :: what
+    integer :: fin, code
+    fin = 0
+    do while (fin == 0)
+      call fmpl_test(rq, fin, code)
+      call check(code, 'test ' // what)
+    end do
+  end subroutine test_until_done
 
   subroutine check(code, what)
     integer, intent(in) :: code
