@@ -64,7 +64,7 @@
  *   FMPL_PEER_TIMEOUT=SEC    (none by default) give up a wait on one peer
  *                            after SEC seconds with FMPL_ERR_PEER.
  *   FMPL_MAX_COMMS=N         communicators alive at once (default 64;
- *                            each costs 9 matching-area lines per peer).
+ *                            each costs 10 matching-area lines per peer).
  *   FMPL_MAX_HALOS=N         halo exchanges alive at once (default 16).
  *   FMPL_VERBOSE=1           print bootstrap and transport decisions.
  */
@@ -139,11 +139,12 @@ enum {
 /*
  * A nonblocking operation.  A complete type: declare it on the stack or in
  * an array.  Its content is private.  A request is active from a successful
- * fmpl_isend()/fmpl_irecv() until the matching wait (or a successful
- * fmpl_cancel_irecv()) returns; it must not be moved or copied while active.
+ * fmpl_isend()/fmpl_irecv() (or a nonblocking collective's start) until
+ * the matching wait (or a successful fmpl_cancel_irecv()) returns; it must
+ * not be moved or copied while active.
  */
 typedef struct fmpl_request {
-    int      kind;      /* 0 = inactive, 1 = send, 2 = receive */
+    int      kind;      /* 0 = inactive, 1 = send, 2 = receive, 3 = collective */
     int      peer;
     int      mai;
     int      status;    /* FMPL_SUCCESS or an error once complete */

@@ -15,9 +15,9 @@
  *              IDIRECT_N members, a ring above
  *   igather, iscatter  the root posts every message in one round
  *   ialltoall  pairwise exchange, IWINDOW steps a round
- * Buffers are the user's until the request completes: blocks land in
- * their places directly, and only reductions take scratch (the
- * schedule's own).
+ * Buffers are the library's until the request completes: blocks land in
+ * their places directly; reductions, and an in-place ialltoall's copy of
+ * what it sends, take scratch (the schedule's own).
  */
 #include <string.h>
 
