@@ -19,8 +19,9 @@
  *               the blocks, every root, in place, empty buffers as NULL;
  *               every predefined op and user ops, counts 0 .. ~200 KiB
  *               (equal and unequal blocks), inexact sums bitwise the same
- *               when repeated; a random mix; -T: an alltoallv block longer
- *               than its receive size is FMPL_ERR_TRUNCATE, no hang
+ *               when repeated; buffers that end at a page without access;
+ *               a random mix; -T: an alltoallv block longer than its
+ *               receive size is FMPL_ERR_TRUNCATE, no hang
  *   coll_comm   creation, splitting, interleaved collectives on several
  *               communicators, user point-to-point traffic in flight
  *               during collectives, free/create more than FMPL_MAX_COMMS

@@ -60,6 +60,9 @@
  *               counts) of inexact float/double/complex sums, three times
  *               (the third in place): bitwise the same each time, close
  *               to the reference
+ *   edges       one call of each kind with every buffer ending where a page
+ *               without access begins (blocks of 1, 13, 4096, 70001 bytes
+ *               and so): nothing read or written past a buffer
  *   mix         ROUNDS calls of these kinds with random sizes, roots and
  *               ops back to back (the same sequence on every member), each
  *               checked
@@ -81,6 +84,7 @@
 #include "prog.h"
 
 #include <math.h>
+#include <sys/mman.h>
 
 #define GUARD 64
 #define MAXNP 64
@@ -97,6 +101,7 @@ static int cwr[MAXNP];           /* world rank of each member */
 static const char *cname;
 static char ctx[64];             /* "mixed round 7: " or "" */
 static int nullz;                /* pass buffers of no bytes as NULL */
+static size_t guard_len = GUARD; /* guard bytes compare_image checks */
 
 /* element types of the reductions, and the kinds of op */
 enum { T_INT, T_FLOAT, T_DOUBLE, T_CFLOAT, T_CDOUBLE, T_USER12, T_USER1, NTYPES };
@@ -222,7 +227,7 @@ static unsigned char *image(const struct layout *L, uint64_t s, int who, int by_
 static void compare_image(const unsigned char *got, const unsigned char *exp,
                           const struct layout *L, const char *what, const char *which)
 {
-    size_t o, n = L->len + GUARD, ndiff = 0;
+    size_t o, n = L->len + guard_len, ndiff = 0;
     char where[256];
     int i;
     if (memcmp(got, exp, n) == 0)
@@ -1122,6 +1127,186 @@ static void test_repeat(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* buffers that end where a page without access begins                  */
+/* ------------------------------------------------------------------ */
+
+/* n bytes (poison) right before a PROT_NONE page: a call that reads or
+ * writes past a buffer faults (or, through cross-memory attach, fails) */
+static unsigned char *edge_alloc(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (n + pg - 1) / pg * pg + pg;
+    unsigned char *m = mmap(NULL, body + pg, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED, "mmap(%zu): %s", body + pg, strerror(errno));
+    CHECK(mprotect(m + body, pg, PROT_NONE) == 0, "mprotect: %s", strerror(errno));
+    memset(m, PROG_POISON, body);
+    return m + body - n;
+}
+
+static void edge_free(unsigned char *p, size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), body = (n + pg - 1) / pg * pg + pg;
+    munmap(p + n - body, body + pg);
+}
+
+/* blocks packed without gaps, member n-1's first, member 0's last (its
+ * block ends the buffer) */
+static void packed(struct layout *L)
+{
+    size_t off = 0;
+    int i;
+    for (i = cn - 1; i >= 0; i--) {
+        L->slot[i] = L->sz[i];
+        L->disp[i] = off;
+        off += L->sz[i];
+    }
+    L->len = off;
+}
+
+/* One call of each kind with every buffer ending at a page without
+ * access, blocks of m bytes and so (some 0). */
+static void test_edges(void)
+{
+    static const size_t sizes[] = {1, 13, 4096, 70001};
+    unsigned k;
+    int i, root;
+    guard_len = 0;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t m = sizes[k] <= max_bytes / (size_t)cn ? sizes[k] : 1;
+        uint64_t s = hash4((uint64_t)seed, 95, k, (uint64_t)ctag);
+        struct layout L, Ls, Lr;
+        unsigned char *exp, *exp2, *sb, *rb;
+        char what[128];
+        long off;
+        root = (int)(k % (unsigned)cn);
+        for (i = 0; i < cn; i++)
+            L.sz[i] = i % 3 == 1 ? 0 : m + (size_t)i;
+        packed(&L);
+        exp = image(&L, s, 0, 1);
+
+        snprintf(what, sizeof what, "fmpl_allgatherv(blocks of %zu.., at the end of a page)", m);
+        sb = edge_alloc(L.sz[cme]);
+        pat_fill(sb, L.sz[cme], s, cme, 0);
+        rb = edge_alloc(L.len);
+        check_rc(fmpl_allgatherv(sb, L.sz[cme], rb, L.sz, L.disp, C), what);
+        compare_image(rb, exp, &L, what, "receive buffer");
+        edge_free(rb, L.len);
+
+        snprintf(what, sizeof what, "fmpl_gatherv(root %d, blocks of %zu.., at the end of a "
+                 "page)", root, m);
+        rb = cme == root ? edge_alloc(L.len) : NULL;
+        check_rc(fmpl_gatherv(sb, L.sz[cme], rb, cme == root ? L.sz : NULL,
+                              cme == root ? L.disp : NULL, root, C), what);
+        if (rb) {
+            compare_image(rb, exp, &L, what, "root's receive buffer");
+            edge_free(rb, L.len);
+        }
+        edge_free(sb, L.sz[cme]);
+
+        snprintf(what, sizeof what, "fmpl_scatterv(root %d, blocks of %zu.., at the end of a "
+                 "page)", root, m);
+        sb = NULL;
+        if (cme == root) {
+            sb = edge_alloc(L.len);
+            memcpy(sb, exp, L.len);
+        }
+        rb = edge_alloc(L.sz[cme]);
+        check_rc(fmpl_scatterv(sb, cme == root ? L.sz : NULL, cme == root ? L.disp : NULL, rb,
+                               L.sz[cme], root, C), what);
+        off = pat_find_error(rb, L.sz[cme], s, cme, 0);
+        CHECK(off < 0, "%s on %s (rank %d of %d): byte %ld of the block received wrong", what,
+              cname, cme, cn, off);
+        edge_free(rb, L.sz[cme]);
+        if (sb) {
+            compare_image(sb, exp, &L, what, "root's send buffer");
+            edge_free(sb, L.len);
+        }
+        free(exp);
+
+        snprintf(what, sizeof what, "fmpl_alltoall(%zu bytes, at the end of a page)", m);
+        uniform(&Lr, m);
+        exp = image(&Lr, s, cme, 0);
+        exp2 = image(&Lr, s, cme, 1);
+        sb = edge_alloc(Lr.len);
+        memcpy(sb, exp, Lr.len);
+        rb = edge_alloc(Lr.len);
+        check_rc(fmpl_alltoall(sb, m, rb, C), what);
+        compare_image(rb, exp2, &Lr, what, "receive buffer");
+        compare_image(sb, exp, &Lr, what, "send buffer (must not change)");
+        edge_free(sb, Lr.len);
+        edge_free(rb, Lr.len);
+        free(exp);
+        free(exp2);
+
+        snprintf(what, sizeof what, "fmpl_alltoallv(blocks up to %zu bytes, at the end of a "
+                 "page)", m);
+        for (i = 0; i < cn; i++) {
+            Ls.sz[i] = a2av_size(s, m, cme, i);
+            Lr.sz[i] = a2av_size(s, m, i, cme);
+        }
+        packed(&Ls);
+        packed(&Lr);
+        exp = image(&Ls, s, cme, 0);
+        exp2 = image(&Lr, s, cme, 1);
+        sb = edge_alloc(Ls.len);
+        memcpy(sb, exp, Ls.len);
+        rb = edge_alloc(Lr.len);
+        check_rc(fmpl_alltoallv(sb, Ls.sz, Ls.disp, rb, Lr.sz, Lr.disp, C), what);
+        compare_image(rb, exp2, &Lr, what, "receive buffer");
+        compare_image(sb, exp, &Ls, what, "send buffer (must not change)");
+        edge_free(sb, Ls.len);
+        edge_free(rb, Lr.len);
+        free(exp);
+        free(exp2);
+
+        /* reductions: m / 8 + 1 doubles a member, scans and reduce_scatter */
+        {
+            int counts[MAXNP], ex;
+            long count = (long)(m / 8 + 1), total = 0, first = 0, mine;
+            unsigned char *ref;
+            for (i = 0; i < cn; i++) {
+                counts[i] = i % 3 == 1 ? 0 : (int)count + i;
+                first += i < cme ? counts[i] : 0;
+                total += counts[i];
+            }
+            mine = counts[cme];
+            snprintf(what, sizeof what, "fmpl_reduce_scatter(dsum, %ld doubles in all, %ld here, "
+                     "at the end of a page)", total, mine);
+            sb = edge_alloc((size_t)total * 8);
+            fill_contrib(sb, T_DOUBLE, K_SUM, cme, 0, total);
+            rb = edge_alloc((size_t)mine * 8);
+            ref = prog_xmalloc((size_t)(total > 2 * count ? total : 2 * count) * 8 + 1);
+            check_rc(fmpl_reduce_scatter(sb, rb, counts, fmpl_dsum, C), what);
+            reference(ref, T_DOUBLE, K_SUM, first, mine, cn);
+            compare_result(rb, ref, T_DOUBLE, mine, first, what, "the block received");
+            fill_contrib(ref, T_DOUBLE, K_SUM, cme, 0, total);
+            compare_result(sb, ref, T_DOUBLE, total, 0, what, "the send buffer (must not change)");
+            edge_free(sb, (size_t)total * 8);
+            edge_free(rb, (size_t)mine * 8);
+            for (ex = 0; ex < 2; ex++) {
+                snprintf(what, sizeof what, "%s(zmax, count %ld, at the end of a page)",
+                         ex ? "fmpl_exscan" : "fmpl_scan", count);
+                sb = edge_alloc((size_t)count * 16);
+                fill_contrib(sb, T_CDOUBLE, K_MAX, cme, 0, count);
+                rb = edge_alloc((size_t)count * 16);
+                check_rc((ex ? fmpl_exscan : fmpl_scan)(sb, rb, (int)count, fmpl_zmax, C), what);
+                if (!ex || cme > 0) {
+                    reference(ref, T_CDOUBLE, K_MAX, 0, count, ex ? cme : cme + 1);
+                    compare_result(rb, ref, T_CDOUBLE, count, 0, what, "the prefix reduction");
+                } else {
+                    check_untouched(rb, (size_t)count * 16, what,
+                                    "member 0's recvbuf (must be left as it was)");
+                }
+                edge_free(sb, (size_t)count * 16);
+                edge_free(rb, (size_t)count * 16);
+            }
+            free(ref);
+        }
+    }
+    guard_len = GUARD;
+}
+
+/* ------------------------------------------------------------------ */
 /* a random mix, back to back                                           */
 /* ------------------------------------------------------------------ */
 
@@ -1296,6 +1481,7 @@ static void battery(fmpl_comm_t comm, int tag, const char *name)
     TIMED(test_reduce_scatter());
     TIMED(test_scan());
     TIMED(test_repeat());
+    TIMED(test_edges());
     TIMED(test_mixed((int)mixed_rounds));
     TIMED(CHECK_RC(fmpl_barrier(C), FMPL_SUCCESS));
     if (cme == 0)
