@@ -55,7 +55,7 @@ static int rooted(fmpl_comm_t comm, int root, int to_root, int v, const void *wh
     fmpl_blocks_t whole = *blocks;
     whole.base = (uint8_t *)whole_p;
     uint8_t *own = (uint8_t *)own_p;
-    size_t most = ownlen;          /* anything to move at all, as this member sees it */
+    size_t most = 0;               /* the largest of the blocks `whole` holds */
     if (c->rank == root) {
         if (v && (!whole.sizes || !whole.displs))
             return FMPL_ERR_ARG;
