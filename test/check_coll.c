@@ -31,7 +31,10 @@
  *   coll_halo   halo exchange on 2-D and 3-D grids, periodic and not,
  *               element sizes 1, 8 and 24, widths 0, 1 and 2, corners and
  *               FMPL_HALO_FACES, fmpl_halo_kind, changing data, several
- *               exchanges alive, sub-communicators, FMPL_ERR_LIMIT
+ *               exchanges alive, sub-communicators, FMPL_ERR_LIMIT; the
+ *               exchange in parts (start / test / wait, -o)
+ *   coll_neighbor  fmpl_neighbor_alltoallv blocking, nonblocking and
+ *               persistent over random multigraphs, errors, truncation
  *   coll_kill   a rank killed during a collective: every survivor gets
  *               FMPL_ERR_PEER within seconds (as check_errors' kill test)
  * Each job runs with fmplrun -t; the Check timeout is larger.
@@ -175,10 +178,28 @@ static const struct spec halo_specs[] = {
     {"coll_halo", 4, NOCMA, {"-g", "2x2x1", "-e", "8", "-n", "8x8x40", "-m", NULL}},
     {"coll_halo", 4, NOCMA, {"-g", "2x2", "-w", "2", "-e", "24", "-f", NULL}},
     {"coll_halo", 4, PTHR, {"-g", "2x2", "-m", "-i", "10", NULL}},
+    /* in parts: start, tests with work between them, waits; two under way */
+    {"coll_halo", 4, NULL, {"-g", "2x2", "-o", "-m", "-i", "8", NULL}},
+    {"coll_halo", 8, NULL, {"-g", "2x2x2", "-o", "-e", "8", "-n", "8x8x40", "-m", NULL}},
+    {"coll_halo", 2, NULL, {"-g", "2x1", "-o", "-f", "-w", "2", "-i", "20", NULL}},
+    {"coll_halo", 4, PTHR, {"-g", "2x2", "-o", "-m", "-i", "10", NULL}},
     /* slots: more exchanges than FMPL_MAX_HALOS one after the other, and
      * the limit */
     {"coll_halo", 4, NULL, {"-g", "2x2", "-c", "20", "-L", "16", "-m", "-i", "2", NULL}},
     {"coll_halo", 2, "FMPL_MAX_HALOS=3", {"-g", "2x1", "-c", "5", "-L", "3", NULL}},
+};
+
+/* neighbour exchanges over random multigraphs, the three forms */
+static const struct spec neighbor_specs[] = {
+    {"coll_neighbor", 0, NULL, {NULL}},
+    {"coll_neighbor", 1, NULL, {NULL}},
+    {"coll_neighbor", 2, NULL, {NULL}},
+    {"coll_neighbor", 3, NULL, {"-s", "3", NULL}},
+    {"coll_neighbor", 5, NULL, {"-e", "6", NULL}},
+    {"coll_neighbor", 8, NULL, {"-s", "8", NULL}},
+    {"coll_neighbor", 7, NULL, {"-S", "-s", "7", NULL}},
+    {"coll_neighbor", 4, PTHR, {"-s", "4", NULL}},
+    {"coll_neighbor", 4, NOCMA, {"-M", "300000", "-g", "3", NULL}},
 };
 
 static void run_spec(const struct spec *s)
@@ -192,6 +213,7 @@ static void run_spec(const struct spec *s)
 
 SPEC_TEST(ops, ops_specs)
 SPEC_TEST(vops, vops_specs)
+SPEC_TEST(neighbor, neighbor_specs)
 SPEC_TEST(comm, comm_specs)
 SPEC_TEST(args, args_specs)
 SPEC_TEST(halo, halo_specs)
@@ -302,6 +324,7 @@ static Suite *coll_suite(void)
     ADD(halo, halo_specs)
     ADD(ops, ops_specs)
     ADD(vops, vops_specs)
+    ADD(neighbor, neighbor_specs)
     tc = tcase_create("peer_death");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_kill, 0, NSPEC(kill_specs));
