@@ -241,6 +241,11 @@ static const struct kspec kill_specs[] = {
     {3, "split", 0, NULL},
     {4, "halo", 0, NULL},
     {3, "halo", 1, NULL},
+    {4, "alltoall", 0, NULL},
+    {3, "iallreduce", 0, NULL},
+    {5, "ibcast", 1, NULL},
+    {4, "neighbor", 0, NULL},
+    {3, "iallreduce", 0, PTHR},
 };
 
 START_TEST(test_kill)

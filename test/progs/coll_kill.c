@@ -4,7 +4,9 @@
  *
  *   coll_kill -w WHAT [-S] [-d DELAY] [-x CODE]
  *     -w  the collective: barrier, bcast, hbcast, reduce, allreduce,
- *         bigallreduce (8 MiB), allgather, gather, scatter, split, halo
+ *         bigallreduce (8 MiB), allgather, gather, scatter, split, halo,
+ *         alltoall; iallreduce, ibcast, neighbor (ineighbor_alltoallv on
+ *         a ring): started, fmpl_test until done, fmpl_wait
  *     -S  on a sub-communicator (WORLD split with reversed keys) instead
  *         of WORLD (not for hbcast)
  *     -d  seconds the victim waits, after 3 good rounds, before
@@ -58,6 +60,24 @@ static int one_round(void)
     }
     if (!strcmp(what, "halo"))
         return fmpl_halo_do(halo);
+    if (!strcmp(what, "alltoall"))
+        return fmpl_alltoall(buf, 5000, rbuf, C);
+    if (!strcmp(what, "iallreduce") || !strcmp(what, "ibcast") || !strcmp(what, "neighbor")) {
+        /* started, then waited for by tests: the request must end */
+        fmpl_request_t r;
+        int right = (me + 1) % n, left = (me + n - 1) % n, done = 0, rc;
+        size_t sz = 3000, off = 0;
+        if (what[1] == 'a')
+            rc = fmpl_iallreduce(buf, 1000, fmpl_dsum, C, &r);
+        else if (what[1] == 'b')
+            rc = fmpl_ibcast(buf, 100000, 0, C, &r);
+        else
+            rc = fmpl_ineighbor_alltoallv(buf, 1, &right, &sz, &off, rbuf, 1, &left, &sz, &off,
+                                          C, &r);
+        while (rc == FMPL_SUCCESS && !done)
+            rc = fmpl_test(&r, &done);
+        return rc == FMPL_SUCCESS ? fmpl_wait(&r) : rc;
+    }
     fprintf(stderr, "coll_kill: unknown -w %s\n", what);
     exit(2);
 }
