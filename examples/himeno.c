@@ -4,7 +4,7 @@
  * the i and j dimensions (k whole) and a persistent halo exchange.
  *
  *   fmplrun -n 4 examples/himeno [SIZE] [-s SIZE] [-x NX -y NY -z NZ]
- *                                [-n ITERS] [-p PX] [-q PY] [-a] [-c] [-g GFLOPS]
+ *                                [-n ITERS] [-p PX] [-q PY] [-a] [-c] [-o] [-g GFLOPS]
  *
  *   SIZE      XS (32x32x64), S (64x64x128, the default), M (128x128x256),
  *             L (256x256x512), XL (512x512x1024)
@@ -16,6 +16,9 @@
  *   -c        first check one halo exchange of a known pattern, corners
  *             included (gosa cannot see the corners: Himeno's b is 0);
  *             exit status 1 if any shadow is wrong
+ *   -o        overlap: fmpl_halo_start, the sweep of the points that read
+ *             no shadow (in 8 slices, fmpl_halo_test after each), then
+ *             fmpl_halo_wait unless a test found it done, the rim
  *   -g GFLOPS a model of each process's processor: every sweep also takes
  *             its 34 flops per updated point at GFLOPS (fmpl_compute).
  *             For an emulated machine whose nodes compute faster than
@@ -164,9 +167,10 @@ static void init(const struct domain *d, struct arrays *A)
     init_p(d, A->p);
 }
 
-/* One Jacobi sweep over the owned points; returns the local gosa.  The
- * shadows of p must be current. */
-static double jacobi(const struct domain *d, struct arrays *A)
+/* The Jacobi sweep over the owned points i0..i1 x j0..j1 into wrk2;
+ * returns their share of the local gosa.  Reads p at distance 1: a box
+ * that touches a shadow plane needs the shadows current. */
+static double sweep(const struct domain *d, struct arrays *A, int i0, int i1, int j0, int j1)
 {
     const ptrdiff_t si = (ptrdiff_t)d->nj * d->nk, sj = d->nk;
     const int kn = d->nk - 1;
@@ -178,8 +182,8 @@ static double jacobi(const struct domain *d, struct arrays *A)
     const real *restrict c2 = A->c[2], *restrict bnd = A->bnd, *restrict wrk1 = A->wrk1;
     double gosa = 0.0;
 
-    for (int i = 1; i <= d->mi; i++)
-        for (int j = 1; j <= d->mj; j++) {
+    for (int i = i0; i <= i1; i++)
+        for (int j = j0; j <= j1; j++) {
             const ptrdiff_t row = i * si + j * sj;
             for (int k = 1; k < kn; k++) {
                 const ptrdiff_t x = row + k;
@@ -201,12 +205,41 @@ static double jacobi(const struct domain *d, struct arrays *A)
                 wrk2[x] = p[x] + omega * ss;
             }
         }
+    return gosa;
+}
 
+/* p = wrk2 on the owned points */
+static void copy_back(const struct domain *d, struct arrays *A)
+{
+    const ptrdiff_t si = (ptrdiff_t)d->nj * d->nk, sj = d->nk;
     for (int i = 1; i <= d->mi; i++)
         for (int j = 1; j <= d->mj; j++) {
             const ptrdiff_t x = i * si + j * sj + 1;
-            memcpy(p + x, wrk2 + x, (size_t)(kn - 1) * sizeof(real));
+            memcpy(A->p + x, A->wrk2 + x, (size_t)(d->nk - 2) * sizeof(real));
         }
+}
+
+/* One Jacobi sweep over the owned points; returns the local gosa.  The
+ * shadows of p must be current. */
+static double jacobi(const struct domain *d, struct arrays *A)
+{
+    double gosa = sweep(d, A, 1, d->mi, 1, d->mj);
+    copy_back(d, A);
+    return gosa;
+}
+
+/* The rim: the owned points next to a shadow plane (i = 1, mi; j = 1,
+ * mj), which need the exchange's shadows. */
+static double rim(const struct domain *d, struct arrays *A)
+{
+    double gosa = sweep(d, A, 1, 1, 1, d->mj);
+    if (d->mi > 1)
+        gosa += sweep(d, A, d->mi, d->mi, 1, d->mj);
+    if (d->mi > 2) {
+        gosa += sweep(d, A, 2, d->mi - 1, 1, 1);
+        if (d->mj > 1)
+            gosa += sweep(d, A, 2, d->mi - 1, d->mj, d->mj);
+    }
     return gosa;
 }
 
@@ -283,21 +316,24 @@ static int set_size(const char *s, int g[3])
     return -1;
 }
 
+/* -o: the inner sweep's slices, each followed by an fmpl_halo_test */
+#define OVERLAP_SLICES 8
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: himeno [XS|S|M|L|XL] [-s SIZE] [-x NX -y NY -z NZ] [-n ITERS]\n"
-               "              [-p PX] [-q PY] [-a] [-c] [-g GFLOPS] [-h]\n");
+               "              [-p PX] [-q PY] [-a] [-c] [-o] [-g GFLOPS] [-h]\n");
 }
 
 /* Every rank parses the same argv and reaches the same verdict; rank 0
  * says why.  Returns 0 to run, 1 to stop (after -h), 2 on an error. */
 static int parse(int argc, char **argv, int g[3], int *iters, int *px, int *py,
-                 int *use_alloc, int *check_first, double *gflops, int rank)
+                 int *use_alloc, int *check_first, int *overlap, double *gflops, int rank)
 {
     int ex[3] = { 0, 0, 0 }, opt;
     char *end;
     set_size("S", g);
-    while ((opt = getopt(argc, argv, "s:x:y:z:n:p:q:acg:h")) != -1) {
+    while ((opt = getopt(argc, argv, "s:x:y:z:n:p:q:acog:h")) != -1) {
         long v = 0;
         if (strchr("xyznpq", opt)) {
             v = strtol(optarg, &end, 10);
@@ -323,6 +359,7 @@ static int parse(int argc, char **argv, int g[3], int *iters, int *px, int *py,
         case 'q': *py = (int)v; break;
         case 'a': *use_alloc = 1; break;
         case 'c': *check_first = 1; break;
+        case 'o': *overlap = 1; break;
         case 'g':
             *gflops = strtod(optarg, &end);
             if (*end || end == optarg || !(*gflops > 0 && *gflops < 1e9)) {
@@ -396,7 +433,7 @@ static int choose_grid(int np, int *px, int *py, int rank)
 
 int main(int argc, char **argv)
 {
-    int g[3], iters = 100, px = 0, py = 0, use_alloc = 0, check_first = 0;
+    int g[3], iters = 100, px = 0, py = 0, use_alloc = 0, check_first = 0, overlap = 0;
     double gflops = 0;   /* 0: no model, the sweep takes what it takes */
 
     int rc = fmpl_init(1);
@@ -405,7 +442,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int rank = fmpl_rank(), np = fmpl_size();
-    int st = parse(argc, argv, g, &iters, &px, &py, &use_alloc, &check_first, &gflops,
+    int st = parse(argc, argv, g, &iters, &px, &py, &use_alloc, &check_first, &overlap, &gflops,
                    rank);
     if (st == 0)
         st = choose_grid(np, &px, &py, rank);
@@ -470,11 +507,38 @@ int main(int argc, char **argv)
     double gosa = 0.0, work;
     check(fmpl_barrier(FMPL_COMM_WORLD), "fmpl_barrier");
     double t0 = fmpl_wtime();
+    /* -o: the inner points' share of the modeled sweep */
+    double inner = d.mi > 2 && d.mj > 2 ? (d.mi - 2.0) * (d.mj - 2.0) / ((double)d.mi * d.mj) : 0;
     for (int it = 0; it < iters; it++) {
-        gosa = jacobi(&d, &A);
-        if (gflops > 0)
-            check(fmpl_compute(sweep_s), "fmpl_compute");
-        check(fmpl_halo_do(halo), "fmpl_halo_do");
+        if (!overlap) {
+            gosa = jacobi(&d, &A);
+            if (gflops > 0)
+                check(fmpl_compute(sweep_s), "fmpl_compute");
+            check(fmpl_halo_do(halo), "fmpl_halo_do");
+        } else {
+            /* exchange first (the shadows are right before the first
+             * sweep), the inner points meanwhile, then the rim */
+            check(fmpl_halo_start(halo), "fmpl_halo_start");
+            /* in slices of rows, a test after each: the faces move only
+             * while this process is in an FMPL call (the next dimension's
+             * leave when the one before has arrived) */
+            gosa = 0;
+            int done = 0, rows = d.mi - 2, slices = rows < OVERLAP_SLICES ? rows : OVERLAP_SLICES;
+            for (int sl = 0; sl < slices; sl++) {
+                int i0 = 2 + rows * sl / slices, i1 = 1 + rows * (sl + 1) / slices;
+                gosa += sweep(&d, &A, i0, i1, 2, d.mj - 1);
+                if (gflops > 0)
+                    check(fmpl_compute(sweep_s * inner * (i1 - i0 + 1) / rows), "fmpl_compute");
+                if (!done)
+                    check(fmpl_halo_test(halo, &done), "fmpl_halo_test");
+            }
+            if (!done)
+                check(fmpl_halo_wait(halo), "fmpl_halo_wait");
+            gosa += rim(&d, &A);
+            if (gflops > 0)
+                check(fmpl_compute(sweep_s * (1 - inner)), "fmpl_compute");
+            copy_back(&d, &A);
+        }
         check(fmpl_allreduce(&gosa, 1, fmpl_dsum, FMPL_COMM_WORLD, &work), "fmpl_allreduce");
     }
     double t = fmpl_wtime() - t0;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # himeno_test.sh - examples/himeno must give the same gosa on 1 process and
 # on 2, 3, 4, 6 and 8 processes (several process grids, uneven splits, p in
-# malloc'ed and in fmpl_alloc_mem memory), and every run must exit with 0.
+# malloc'ed and in fmpl_alloc_mem memory, the exchange overlapped with the
+# inner sweep: -o), and every run must exit with 0.
 #
 #   test/himeno_test.sh            from any directory, after `make`
 #
@@ -90,6 +91,10 @@ np6       6
 np8       8
 np2_alloc 2 -a
 np4_alloc 4 -a
+np1_overlap 1 -o
+np4_overlap 4 -o
+np6_overlap 6 -o -p 3
+np4_1x4_overlap 4 -p 1 -o
 END_OF_CASES
 
 if [ $nfail -ne 0 ]; then

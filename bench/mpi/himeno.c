@@ -124,6 +124,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (pr == 0 && o.overlap) {
+        err = "-o (the overlapped exchange) is bench/himeno's only";
+        pr = -1;
+    }
     if (pr == 0 && hk_dims(np, &o.px, &o.py, &err))
         pr = -1;
     for (int s = 0; pr == 0 && s < o.nruns; s++) {
