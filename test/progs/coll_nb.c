@@ -55,7 +55,11 @@
  *   multi     all eight in flight at once on the communicator, a
  *             blocking fmpl_allreduce and fmpl_bcast called in between,
  *             completed in reverse, forward or a random order (the same
- *             on every member), or by polling them all with fmpl_test
+ *             on every member), or by polling them all with fmpl_test;
+ *             once one is complete, those started before it on the same
+ *             communicator must be too
+ *   deep      40 small ones of random kinds in flight at once, completed
+ *             in reverse or a random order
  *   p2p       a user fmpl_isend/fmpl_irecv pair on index 0 in flight
  *             during four collectives, all completed by fmpl_wait in a
  *             random order
@@ -65,7 +69,9 @@
  *   mix       ROUNDS calls of random kinds, sizes, roots and ops with up
  *             to four in flight, blocking ones in between, each checked
  * Then, over the whole job: collectives in flight on WORLD and the
- * created and split communicators at once; argument errors (NULL request,
+ * created and split communicators at once, a blocking fmpl_allreduce on
+ * WORLD among them, and a communicator split off WORLD, used and freed
+ * while they are in flight; argument errors (NULL request,
  * bad root, comm, op, count, buffer; fmpl_wait/fmpl_test of an inactive
  * request) start nothing; fmpl_comm_free of a communicator with an
  * unfinished ibarrier is FMPL_ERR_BUSY, and succeeds once it is waited
@@ -87,6 +93,7 @@
 #define MAI_USER 0
 #define MAI_CHECK 1
 #define HANG_SEC 45.0
+#define DEEP 40                 /* collectives in flight at once in test_deep */
 
 static size_t max_bytes = 256 << 10;
 static long seed = 7;
@@ -1078,12 +1085,13 @@ static void blocking_bcast(cm_t *m, size_t size, int root, unsigned round, const
     free(b);
 }
 
-/* complete the requests of o[0..no-1] in order `how`:
+/* complete the requests of o[0..no-1] (started in that order) in order
+ * `how`:
  *   0 reverse, 1 a random order, 2 forward, 3 poll them all with fmpl_test
  *   (round robin) until every one is done, then wait in a random order */
 static void complete_all(nb_t *o, int no, int how, prog_rng_t *g)
 {
-    int ord[32], i, left, done[32];
+    int ord[DEEP], i, left, done[DEEP];
     if (how == 0)
         for (i = 0; i < no; i++)
             ord[i] = no - 1 - i;
@@ -1122,9 +1130,23 @@ static void complete_all(nb_t *o, int no, int how, prog_rng_t *g)
             }
         }
     }
+    memset(done, 0, sizeof done);
     for (i = 0; i < no; i++) {
         nb_t *p = &o[ord[i]];
+        int j;
         complete(&p->req, p->what, how == 3 ? 0 : -1);
+        done[ord[i]] = 1;
+        /* those started before it on its communicator have completed
+         * too (they run in order): they test done, and wait at once */
+        for (j = 0; j < ord[i]; j++) {
+            int d = 0, rc;
+            if (done[j] || o[j].m != p->m)
+                continue;
+            rc = fmpl_test(&o[j].req, &d);
+            CHECK(rc == FMPL_SUCCESS && d == 1, "%s completed, but %s, started before it on "
+                  "the same communicator, is not (fmpl_test: %s, done %d)", p->what,
+                  o[j].what, fmpl_error_name(rc), d);
+        }
         nb_check(p);
         nb_free(p);
     }
@@ -1172,6 +1194,32 @@ static void test_multi(cm_t *m, int reps)
         }
         complete_all(o, 8, rep % 4, &g);
     }
+}
+
+/* a deep queue: DEEP collectives of random kinds (small) in flight at
+ * once on the communicator, completed in reverse or a random order */
+static void test_deep(cm_t *m, int reps)
+{
+    static const size_t sizes[] = {0, 1, 7, 24, 100, 1000};
+    int rep, i, n = m->n;
+    prog_rng_t g;
+    nb_t *o = prog_xmalloc(DEEP * sizeof *o);
+    prog_rng_seed(&g, (uint64_t)seed * 31337u + (uint64_t)m->tag * 7u + (uint64_t)n);
+    for (rep = 0; rep < reps; rep++) {
+        for (i = 0; i < DEEP; i++) {
+            int kind = (int)prog_rng_below(&g, NKIND), root = (int)prog_rng_below(&g, (uint64_t)n);
+            int t = (int)prog_rng_below(&g, NT), k = (int)prog_rng_below(&g, 3);
+            size_t size = sizes[prog_rng_below(&g, sizeof sizes / sizeof sizes[0])];
+            if (t == T_USER)
+                k = 0;
+            if (kind == I_REDUCE || kind == I_ALLREDUCE)
+                size = size / tsize[t] + 1;
+            nb_setup(&o[i], m, kind, size, root, t, k, (int)prog_rng_below(&g, 2), m->nsalt++);
+            nb_start_ok(&o[i]);
+        }
+        complete_all(o, DEEP, rep % 2 ? 1 : 0, &g);
+    }
+    free(o);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1282,7 +1330,7 @@ static void test_mix(cm_t *m, int rounds)
     static const size_t sizes[] = {0, 1, 7, 24, 25, 1000, 4096, 65539, 100000};
     prog_rng_t g;
     nb_t slot[4];
-    int used[4] = {0, 0, 0, 0}, nin = 0, started = 0, n = m->n;
+    int used[4] = {0, 0, 0, 0}, seq[4] = {0, 0, 0, 0}, nin = 0, started = 0, n = m->n;
     unsigned blk = 0;
     prog_rng_seed(&g, (uint64_t)seed * 1000003u + (uint64_t)m->tag * 31u + (uint64_t)n);
     while (started < rounds || nin > 0) {
@@ -1305,6 +1353,7 @@ static void test_mix(cm_t *m, int rounds)
             nb_setup(&slot[j], m, kind, size, root, t, k, ip, m->nsalt++);
             nb_start_ok(&slot[j]);
             used[j] = 1;
+            seq[j] = started;
             nin++;
             started++;
         } else if (nin > 0 && act < 9) {
@@ -1313,6 +1362,15 @@ static void test_mix(cm_t *m, int rounds)
                 if (used[j] && which-- == 0)
                     break;
             complete(&slot[j].req, slot[j].what, -1);
+            for (which = 0; which < 4; which++) {
+                int d = 0, rc;
+                if (which == j || !used[which] || seq[which] > seq[j])
+                    continue;
+                rc = fmpl_test(&slot[which].req, &d);
+                CHECK(rc == FMPL_SUCCESS && d == 1, "%s completed, but %s, started before it, "
+                      "is not (fmpl_test: %s, done %d)", slot[j].what, slot[which].what,
+                      fmpl_error_name(rc), d);
+            }
             nb_check(&slot[j]);
             nb_free(&slot[j]);
             used[j] = 0;
@@ -1372,6 +1430,23 @@ static void test_cross(cm_t *w, cm_t *s, cm_t *c, int reps)
         snprintf(when, sizeof when, "with %d collectives in flight on several "
                  "communicators (round %d)", no, rep);
         blocking_allreduce(w, big ? 5000 : 4, 9000u + (unsigned)rep, when);
+        if (rep % 3 == 2) {
+            /* a communicator made, used and freed meanwhile: a blocking
+             * collective over WORLD, and a free with the others busy */
+            fmpl_comm_t nc = FMPL_COMM_NULL;
+            cm_t N;
+            nb_t x[2];
+            CHECK_RC(fmpl_comm_split(FMPL_COMM_WORLD, prog_me % 2, prog_me, &nc), FMPL_SUCCESS);
+            cm_init(&N, nc, -1, prog_me % 2 ? "comm_split(odd) made with collectives in flight"
+                                            : "comm_split(even) made with collectives in flight");
+            nb_setup(&x[0], &N, I_ALLREDUCE, 50, 0, T_INT, K_SUM, 0, N.nsalt++);
+            nb_setup(&x[1], &N, I_BCAST, sz, N.n - 1, 0, 0, 0, N.nsalt++);
+            nb_start_ok(&x[0]);
+            nb_start_ok(&x[1]);
+            complete_all(x, 2, rep % 4, &g);
+            CHECK_RC(fmpl_comm_free(&nc), FMPL_SUCCESS);
+            CHECK(nc == FMPL_COMM_NULL, "fmpl_comm_free left the handle %d", nc);
+        }
         if (c)
             XSTART(c, I_ALLTOALL, blk, 0, 0, 0, rep % 2 == 0);
         XSTART(w, I_ALLGATHER, blk, 0, 0, 0, rep % 2);
@@ -1576,6 +1651,7 @@ static void battery(cm_t *m)
     TIMED(test_singles(m));
     TIMED(test_ties(m));
     TIMED(test_multi(m, 8));
+    TIMED(test_deep(m, 2));
     TIMED(test_p2p(m, 4));
     TIMED(test_progress(m, 4));
     TIMED(test_mix(m, (int)mix_rounds));
