@@ -2,6 +2,8 @@
  * request.c - fmpl_test and fmpl_wait: one request type for
  * point-to-point and nonblocking collectives, each kind to its layer.
  */
+#include <sched.h>
+
 #include "fmpl.h"
 #include "p2p/p2p.h"
 #include "coll/sched.h"
@@ -18,6 +20,11 @@ int fmpl_test(fmpl_request_t *req, int *done)
     fmpl_enter();
     int rc = req->kind == FMPL_REQ_COLL ? fmpl_sched_test(req, done) : fmpl_p2p_test(req, done);
     fmpl_leave();
+    /* A test loop where processes outnumber the cores must let the peer
+     * it waits for run: 4 ranks on 2 cores testing nonblocking
+     * collectives in tight loops ran 20-50 times slower than waiting. */
+    if (rc == FMPL_SUCCESS && !*done && fmpl_g.hosts.crowded_any)
+        sched_yield();
     return rc;
 }
 
