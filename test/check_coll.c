@@ -33,6 +33,11 @@
  *               FMPL_HALO_FACES, fmpl_halo_kind, changing data, several
  *               exchanges alive, sub-communicators, FMPL_ERR_LIMIT; the
  *               exchange in parts (start / test / wait, -o)
+ *   coll_nb     the nonblocking collectives with fmpl_test / fmpl_wait:
+ *               each alone, several in flight on one communicator and on
+ *               several, blocking ones in between, user point-to-point
+ *               beside them, errors (FMPL_ERR_BUSY from fmpl_comm_free), a
+ *               random mix
  *   coll_neighbor  fmpl_neighbor_alltoallv blocking, nonblocking and
  *               persistent over random multigraphs, errors, truncation
  *   coll_kill   a rank killed during a collective: every survivor gets
@@ -189,6 +194,19 @@ static const struct spec halo_specs[] = {
     {"coll_halo", 2, "FMPL_MAX_HALOS=3", {"-g", "2x1", "-c", "5", "-L", "3", NULL}},
 };
 
+/* the nonblocking collectives: alone, several in flight on one and on
+ * several communicators, beside user point-to-point, errors, a mix */
+static const struct spec nb_specs[] = {
+    {"coll_nb", 0, NULL, {NULL}},
+    {"coll_nb", 1, NULL, {NULL}},
+    {"coll_nb", 2, NULL, {"-s", "2", NULL}},
+    {"coll_nb", 3, NULL, {"-s", "3", NULL}},
+    {"coll_nb", 5, NULL, {"-s", "5", "-R", "20", NULL}},
+    {"coll_nb", 8, NULL, {"-M", "64K", "-R", "20", NULL}},
+    {"coll_nb", 4, PTHR, {"-s", "4", NULL}},
+    {"coll_nb", 4, NOCMA, {"-s", "6", "-M", "1M", NULL}},
+};
+
 /* neighbour exchanges over random multigraphs, the three forms */
 static const struct spec neighbor_specs[] = {
     {"coll_neighbor", 0, NULL, {NULL}},
@@ -214,6 +232,7 @@ static void run_spec(const struct spec *s)
 SPEC_TEST(ops, ops_specs)
 SPEC_TEST(vops, vops_specs)
 SPEC_TEST(neighbor, neighbor_specs)
+SPEC_TEST(nb, nb_specs)
 SPEC_TEST(comm, comm_specs)
 SPEC_TEST(args, args_specs)
 SPEC_TEST(halo, halo_specs)
@@ -330,6 +349,7 @@ static Suite *coll_suite(void)
     ADD(ops, ops_specs)
     ADD(vops, vops_specs)
     ADD(neighbor, neighbor_specs)
+    ADD(nb, nb_specs)
     tc = tcase_create("peer_death");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, test_kill, 0, NSPEC(kill_specs));
