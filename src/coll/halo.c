@@ -383,56 +383,46 @@ static int finish(struct fmpl_halo *h)
     return rc;
 }
 
-static int check(fmpl_halo_t h)
+/* h usable; `idle`: 1 it must not be under way, 0 it must be */
+static int check(fmpl_halo_t h, int idle)
 {
     if (!fmpl_g.initialized)
         return FMPL_ERR_NOT_INIT;
     if (!h || !fmpl_comm_get(h->handle))
         return FMPL_ERR_ARG;
+    if (idle != !h->active)
+        return idle ? FMPL_ERR_BUSY : FMPL_ERR_REQUEST;
     return FMPL_SUCCESS;
 }
 
-int fmpl_halo_do(fmpl_halo_t h)
+/* fmpl_halo_do (whole) and fmpl_halo_start: a failed start ends the
+ * exchange, there is nothing to wait for */
+static int start_call(fmpl_halo_t h, int whole)
 {
-    int rc = check(h);
+    int rc = check(h, 1);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (h->active)
-        return FMPL_ERR_BUSY;
     fmpl_enter();
     rc = start(h);
-    if (rc == FMPL_SUCCESS)
+    if (rc == FMPL_SUCCESS && whole)
         rc = finish(h);
-    h->active = 0;
-    fmpl_leave();
-    return rc;
-}
-
-int fmpl_halo_start(fmpl_halo_t h)
-{
-    int rc = check(h);
-    if (rc != FMPL_SUCCESS)
-        return rc;
-    if (h->active)
-        return FMPL_ERR_BUSY;
-    fmpl_enter();
-    rc = start(h);
-    /* a failed start ends the exchange: there is nothing to wait for */
     if (rc != FMPL_SUCCESS)
         h->active = 0;
     fmpl_leave();
     return rc;
 }
 
+int fmpl_halo_do(fmpl_halo_t h) { return start_call(h, 1); }
+
+int fmpl_halo_start(fmpl_halo_t h) { return start_call(h, 0); }
+
 int fmpl_halo_test(fmpl_halo_t h, int *done)
 {
-    int rc = check(h);
+    if (!done)
+        return fmpl_g.initialized ? FMPL_ERR_ARG : FMPL_ERR_NOT_INIT;
+    int rc = check(h, 0);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (!done)
-        return FMPL_ERR_ARG;
-    if (!h->active)
-        return FMPL_ERR_REQUEST;
     fmpl_enter();
     int moved;
     fmpl_progress();
@@ -455,11 +445,9 @@ int fmpl_halo_test(fmpl_halo_t h, int *done)
 
 int fmpl_halo_wait(fmpl_halo_t h)
 {
-    int rc = check(h);
+    int rc = check(h, 0);
     if (rc != FMPL_SUCCESS)
         return rc;
-    if (!h->active)
-        return FMPL_ERR_REQUEST;
     fmpl_enter();
     rc = finish(h);
     fmpl_leave();
