@@ -364,6 +364,7 @@ test/progs/%: test/progs/%.c test/progs/prog.h lib/libfmpl.a
 	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Itest/progs -o $@ $< $(PROG_LDFLAGS)
 # the fault programs' timer
 test/progs/fault test/progs/blacs_fault: test/progs/fault_timer.h
+test/progs/coll_ops test/progs/coll_vops test/progs/coll_nb: test/progs/coll_ref.h
 # BLACS workers: the C BLACS interface only (shorter stem: this rule wins)
 test/progs/blacs_%: test/progs/blacs_%.c test/progs/blacs_test.h lib/libfmpl_blacs.a \
                     lib/libfmpl.a

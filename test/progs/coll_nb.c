@@ -81,6 +81,7 @@
  * comparisons (fmpl_init(2)).
  */
 #include "prog.h"
+#include "coll_ref.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -109,11 +110,6 @@ typedef struct cm {
     uint64_t nbar;               /* ibarriers started on it */
     unsigned nsalt;              /* calls set up on it: every member counts alike */
 } cm_t;
-
-static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
-{
-    return prog_mix64(prog_mix64(prog_mix64(prog_mix64(a) ^ b) ^ c) ^ d);
-}
 
 static unsigned char *gbuf(size_t n)
 {
@@ -259,178 +255,26 @@ static void complete(fmpl_request_t *r, const char *what, int mode)
 /* reduction data                                                        */
 /* ------------------------------------------------------------------ */
 
-enum { T_INT, T_FLOAT, T_DOUBLE, T_CFLOAT, T_CDOUBLE, T_USER, NT };
-enum { K_SUM, K_MAX, K_MIN };
-static const char *tname[NT] = {"i", "s", "d", "c", "z", "user12"};
-static const char *kname[3] = {"sum", "max", "min"};
-static const size_t tsize[NT] = {4, 4, 8, 8, 16, 12};
-
-struct u12 { int32_t s; int32_t mx; uint32_t x; };
-
-static void user12_fn(void *inout, const void *in, int count)
-{
-    struct u12 *a = inout;
-    const struct u12 *b = in;
-    int i;
-    for (i = 0; i < count; i++) {
-        a[i].s += b[i].s;
-        if (b[i].mx > a[i].mx)
-            a[i].mx = b[i].mx;
-        a[i].x ^= b[i].x;
-    }
-}
-
-static fmpl_op_t op_user;
-
-static fmpl_op_t op_of(int t, int k)
-{
-    return t == T_USER ? op_user : fmpl_isum + k * 5 + t;
-}
+/* the element types reduced here: the predefined ones and T_USER12 (of
+ * coll_ref.h, as the serial reference) */
+#define NT (T_USER12 + 1)
 
 static const char *op_name(int t, int k)
 {
     static char b[4][16];
     static int u;
     char *p = b[u++ % 4];
-    if (t == T_USER)
+    if (t == T_USER12)
         return "user12";
     snprintf(p, 16, "%s%s", tname[t], kname[k]);
     return p;
 }
 
-struct val { double re, im; };
-
-static uint32_t h32(uint32_t a, uint32_t b, uint32_t c)
+/* the data of a reduction on m: every call (salt) its own */
+static struct ref_data rdata(const cm_t *m, unsigned salt)
 {
-    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + (uint32_t)seed) *
-                 0xc2b2ae35u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    h ^= h >> 12;
-    h *= 0x297a2d39u;
-    return h ^ (h >> 15);
-}
-
-/* element i of member r's contribution (n members, call salt) */
-static struct val gen(int t, int k, int r, long i, int n, unsigned salt)
-{
-    uint32_t tk = (uint32_t)(t * 16 + k) + salt * 256u;
-    uint32_t h = h32((uint32_t)i, (uint32_t)r, tk);
-    struct val v = {0, 0};
-    if (k == K_SUM) {
-        v.re = (double)((int)(h % 41) - 20);
-        v.im = (double)((int)((h >> 20) % 41) - 20);
-    } else {
-        /* magnitudes distinct per member: the absolute max/min is one
-         * definite element, with its sign */
-        uint32_t hi = h32((uint32_t)i, 0xffff, tk + 99);
-        double m = 1 + (double)(((uint32_t)r + hi % (uint32_t)n) % (uint32_t)n) +
-                   (double)n * (double)(i % 7);
-        if (t == T_CFLOAT || t == T_CDOUBLE) {
-            double a = (double)((h >> 8) % (uint32_t)(m + 1));
-            v.re = (h & 1) ? -a : a;
-            v.im = (h & 2) ? -(m - a) : (m - a);
-        } else {
-            v.re = (h & 1) ? -m : m;
-        }
-    }
-    if (t != T_CFLOAT && t != T_CDOUBLE)
-        v.im = 0;
-    return v;
-}
-
-static void put(unsigned char *buf, int t, long i, struct val v)
-{
-    switch (t) {
-    case T_INT: { int32_t x = (int32_t)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_FLOAT: { float x = (float)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_DOUBLE: memcpy(buf + 8 * i, &v.re, 8); break;
-    case T_CFLOAT: {
-        float x[2] = {(float)v.re, (float)v.im};
-        memcpy(buf + 8 * i, x, 8);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2] = {v.re, v.im};
-        memcpy(buf + 16 * i, x, 16);
-        break;
-    }
-    }
-}
-
-static void describe_elem(char *d, size_t n, const unsigned char *buf, int t, long i)
-{
-    switch (t) {
-    case T_INT: { int32_t x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%d", x); break; }
-    case T_FLOAT: { float x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%.9g", x); break; }
-    case T_DOUBLE: { double x; memcpy(&x, buf + 8 * i, 8); snprintf(d, n, "%.17g", x); break; }
-    case T_CFLOAT: {
-        float x[2];
-        memcpy(x, buf + 8 * i, 8);
-        snprintf(d, n, "(%.9g,%.9g)", x[0], x[1]);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2];
-        memcpy(x, buf + 16 * i, 16);
-        snprintf(d, n, "(%.17g,%.17g)", x[0], x[1]);
-        break;
-    }
-    default: {
-        struct u12 u;
-        memcpy(&u, buf + 12 * i, 12);
-        snprintf(d, n, "{s %d, max %d, xor %#x}", u.s, u.mx, u.x);
-    }
-    }
-}
-
-static void fill_contrib(unsigned char *buf, int t, int k, int r, long count, int n,
-                         unsigned salt)
-{
-    long i;
-    if (t == T_USER) {
-        for (i = 0; i < count; i++) {
-            uint32_t h = h32((uint32_t)i, (uint32_t)r, 777 + salt * 256u),
-                     h2 = h32((uint32_t)i, (uint32_t)r, 778 + salt * 256u);
-            struct u12 u = {(int32_t)(h % 2001) - 1000, (int32_t)(h2 % 200001) - 100000,
-                            h ^ h2};
-            memcpy(buf + 12 * i, &u, 12);
-        }
-        return;
-    }
-    for (i = 0; i < count; i++)
-        put(buf, t, i, gen(t, k, r, i, n, salt));
-}
-
-/* the serial reference: member 0's contribution combined with 1, 2, ... */
-static void reference(unsigned char *ref, int t, int k, long count, int n, unsigned salt)
-{
-    long i;
-    int r;
-    if (t == T_USER) {
-        unsigned char *tmp = prog_xmalloc((size_t)count * 12);
-        fill_contrib(ref, t, k, 0, count, n, salt);
-        for (r = 1; r < n; r++) {
-            fill_contrib(tmp, t, k, r, count, n, salt);
-            user12_fn(ref, tmp, (int)count);
-        }
-        free(tmp);
-        return;
-    }
-    for (i = 0; i < count; i++) {
-        struct val acc = gen(t, k, 0, i, n, salt);
-        for (r = 1; r < n; r++) {
-            struct val v = gen(t, k, r, i, n, salt);
-            double ma = fabs(acc.re) + fabs(acc.im), mv = fabs(v.re) + fabs(v.im);
-            if (k == K_SUM) {
-                acc.re += v.re;
-                acc.im += v.im;
-            } else if ((k == K_MAX && mv > ma) || (k == K_MIN && mv < ma)) {
-                acc = v;
-            }
-        }
-        put(ref, t, i, acc);
-    }
+    struct ref_data d = {seed, m->n, salt};
+    return d;
 }
 
 /* small ints for the blocking allreduces called in between */
@@ -499,6 +343,7 @@ static void nb_setup(nb_t *o, cm_t *m, int kind, size_t size, int root, int t, i
 {
     int n = m->n, me = m->me, i;
     unsigned char *b;
+    struct ref_data d = rdata(m, salt);
     memset(o, 0, sizeof *o);
     o->m = m;
     o->kind = kind;
@@ -523,7 +368,7 @@ static void nb_setup(nb_t *o, cm_t *m, int kind, size_t size, int root, int t, i
         o->count = (long)size;
         o->size = size * tsize[t];
         o->rb = gbuf(o->rbn = o->size);
-        fill_contrib(o->rb, t, k, me, o->count, n, salt);
+        ref_fill(&d, o->rb, t, k, me, 0, o->count);
         break;
     case I_ALLGATHER:
         o->rb = gbuf(o->rbn = size * (size_t)n);
@@ -645,12 +490,13 @@ static const unsigned char *red_reference(const nb_t *o)
     static int rt = -1, rk, rn;
     static long rcount;
     static unsigned rsalt;
+    struct ref_data d = rdata(o->m, o->salt);
     if (ref && rt == o->t && rk == o->k && rn == o->m->n && rcount == o->count &&
         rsalt == o->salt)
         return ref;
     free(ref);
     ref = prog_xmalloc(o->size + 1);
-    reference(ref, o->t, o->k, o->count, o->m->n, o->salt);
+    ref_reduce(&d, ref, o->t, o->k, 0, o->count, o->m->n);
     rt = o->t;
     rk = o->k;
     rn = o->m->n;
@@ -661,14 +507,10 @@ static const unsigned char *red_reference(const nb_t *o)
 
 static void nb_compare_red(const nb_t *o)
 {
-    size_t es = tsize[o->t];
     const unsigned char *ref = red_reference(o);
-    long i;
-    if (memcmp(o->rb, ref, o->size) != 0) {
+    long i = ref_first_diff(o->rb, ref, o->t, o->count, NULL);
+    if (i >= 0) {
         char g[128], w[128];
-        for (i = 0; i < o->count; i++)
-            if (memcmp(o->rb + (size_t)i * es, ref + (size_t)i * es, es) != 0)
-                break;
         describe_elem(g, sizeof g, o->rb, o->t, i);
         describe_elem(w, sizeof w, ref, o->t, i);
         prog_fail(__FILE__, __LINE__, "%s: element %ld is %s, expected %s (the serial "
@@ -786,28 +628,28 @@ static void add_size(size_t s)
     nszl++;
 }
 
-/* 0, 1, 7, 1000, 65539 bytes and MAX (per block: MAX / n as well) */
-static void sizes_bytes(int n)
+/* the list starts 0, 1, 7, 1000 (bytes or elements) */
+static void sizes_small(void)
 {
     nszl = 0;
     add_size(0);
     add_size(1);
     add_size(7);
     add_size(1000);
+}
+
+/* bytes: 0, 1, 7, 1000, 65539 and `top` (MAX; per block MAX / n) */
+static void sizes_bytes(size_t top)
+{
+    sizes_small();
     add_size(65536 + 3);
-    add_size(n > 1 ? max_bytes / (size_t)n : max_bytes);
-    if (n == 1)
-        add_size(max_bytes);
+    add_size(top);
 }
 
 /* element counts: 0, 1, 7, 1000, just above 64 KiB and MAX bytes */
 static void sizes_counts(size_t es)
 {
-    nszl = 0;
-    add_size(0);
-    add_size(1);
-    add_size(7);
-    add_size(1000);
+    sizes_small();
     if ((65536 / es + 1) * es <= max_bytes)
         add_size(65536 / es + 1);
     add_size(max_bytes / es);
@@ -845,20 +687,14 @@ static void test_singles(cm_t *m)
     for (si = 0; si < 6; si++)
         nb_run(m, I_BARRIER, 0, 0, 0, 0, 0, m->nsalt++);
     /* ibcast */
-    nszl = 0;
-    add_size(0);
-    add_size(1);
-    add_size(7);
-    add_size(1000);
-    add_size(65536 + 3);
-    add_size(max_bytes);
+    sizes_bytes(max_bytes);
     for (si = 0; si < nszl; si++)
         for (root = 0; root < n; root++)
             if (try_root(m, root, szl[si], (unsigned)si))
                 nb_run(m, I_BCAST, szl[si], root, 0, 0, 0, m->nsalt++);
     lap(m, "ibarrier, ibcast", &tl);
     /* the block movers */
-    sizes_bytes(n);
+    sizes_bytes(max_bytes / (size_t)n);
     for (si = 0; si < nszl; si++) {
         for (ip = 0; ip < 2; ip++) {
             nb_run(m, I_ALLGATHER, szl[si], 0, 0, 0, ip, m->nsalt++);
@@ -875,7 +711,7 @@ static void test_singles(cm_t *m)
     /* reductions: every op, every root */
     for (t = 0; t < NT; t++)
         for (k = 0; k < 3; k++) {
-            if (t == T_USER && k > 0)
+            if (t == T_USER12 && k > 0)
                 break;
             CHECK(fmpl_op_size(op_of(t, k)) == tsize[t], "fmpl_op_size(%s) = %zu, expected "
                   "%zu", op_name(t, k), fmpl_op_size(op_of(t, k)), tsize[t]);
@@ -887,7 +723,7 @@ static void test_singles(cm_t *m)
                 unsigned salt = m->nsalt++;
                 int every = (t == T_INT && k == K_SUM) || (t == T_DOUBLE && k == K_MAX) ||
                             (t == T_CFLOAT && k == K_MIN) || (t == T_FLOAT && k == K_MIN) ||
-                            (t == T_CDOUBLE && k == K_SUM) || t == T_USER;
+                            (t == T_CDOUBLE && k == K_SUM) || t == T_USER12;
                 nb_run(m, I_ALLREDUCE, szl[si], 0, t, k, 0, salt);
                 for (root = 0; root < n; root++)
                     if ((every && try_root(m, root, szl[si] * tsize[t], (unsigned)(t + si))) ||
@@ -902,39 +738,17 @@ static void test_singles(cm_t *m)
 /* ties and inexact sums: bitwise the same on every member               */
 /* ------------------------------------------------------------------ */
 
+/* bitwise the same on every member of m (compared over MAI_CHECK) */
 static void same_everywhere(cm_t *m, const void *p, size_t n, int t, const char *what)
 {
-    unsigned char *o;
-    int i;
-    if (m->n == 1)
-        return;
-    if (m->me == 0) {
-        o = prog_xmalloc(n);
-        for (i = 1; i < m->n; i++) {
-            CHECK_RC(fmpl_recv(o, n, m->wr[i], MAI_CHECK), FMPL_SUCCESS);
-            if (memcmp(o, p, n) != 0) {
-                size_t k, es = tsize[t];
-                char a[128], b[128];
-                for (k = 0; k + es <= n; k += es)
-                    if (memcmp(o + k, (const unsigned char *)p + k, es) != 0)
-                        break;
-                describe_elem(a, sizeof a, p, t, (long)(k / es));
-                describe_elem(b, sizeof b, o, t, (long)(k / es));
-                prog_fail(__FILE__, __LINE__, "%s on %s: results not bitwise the same on "
-                          "every member: element %zu is %s on member 0 but %s on member %d",
-                          what, m->name, k / es, a, b, i);
-            }
-        }
-        free(o);
-    } else {
-        CHECK_RC(fmpl_send(p, n, m->wr[0], MAI_CHECK), FMPL_SUCCESS);
-    }
+    ref_same_everywhere(p, n, t, m->n, m->me, m->wr, MAI_CHECK, m->name, what);
 }
 
 static void test_ties(cm_t *m)
 {
     static const long counts[] = {1, 5, 100, 3000};
-    int t, k, ci, r, zeros, n = m->n, me = m->me;
+    int t, k, ci, zeros, n = m->n, me = m->me;
+    struct ref_data d = rdata(m, 0);
     long i;
     for (zeros = 0; zeros < 2; zeros++)
         for (t = T_FLOAT; t <= T_CDOUBLE; t++)
@@ -943,27 +757,13 @@ static void test_ties(cm_t *m)
                     long count = counts[ci];
                     size_t es = tsize[t], bytes = (size_t)count * es;
                     unsigned char *buf, *cand;
-                    int cplx = t >= T_CFLOAT;
                     fmpl_request_t req;
                     char w[160];
                     if (bytes > max_bytes)
                         continue;
                     buf = gbuf(bytes);
                     cand = prog_xmalloc(bytes * (size_t)n);
-                    for (r = 0; r < n; r++)
-                        for (i = 0; i < count; i++) {
-                            double mg = (zeros && i % 5 == 4) ? 0.0 : (double)(1 + i % 5), a;
-                            struct val v;
-                            int neg_re = (int)((r + i) % 2), neg_im = (int)((r / 2 + i) % 2);
-                            a = cplx ? (double)((r + i) % ((long)mg + 1)) : mg;
-                            v.re = neg_re ? -a : a;
-                            v.im = cplx ? (neg_im ? -(mg - a) : (mg - a)) : 0;
-                            if (!zeros) {
-                                v.re = v.re == 0 ? 0.0 : v.re;
-                                v.im = v.im == 0 ? 0.0 : v.im;
-                            }
-                            put(cand + (size_t)r * bytes, t, i, v);
-                        }
+                    ref_tie_fill(cand, t, count, n, zeros);
                     memcpy(buf, cand + (size_t)me * bytes, bytes);
                     snprintf(w, sizeof w, "fmpl_iallreduce(op %s, count %ld) with ties%s on "
                              "%s (member %d of %d)", op_name(t, k), count,
@@ -972,17 +772,12 @@ static void test_ties(cm_t *m)
                              FMPL_SUCCESS);
                     complete(&req, w, -1);
                     POISON_VERIFY(buf + bytes, GUARD, PROG_POISON, "bytes after the buffer");
-                    for (i = 0; i < count; i++) {
-                        int found = 0;
-                        for (r = 0; r < n && !found; r++)
-                            found = memcmp(buf + (size_t)i * es,
-                                           cand + (size_t)r * bytes + (size_t)i * es, es) == 0;
-                        if (!found) {
-                            char g[128];
-                            describe_elem(g, sizeof g, buf, t, i);
-                            prog_fail(__FILE__, __LINE__, "%s: element %ld is %s, which no "
-                                      "member contributed", w, i, g);
-                        }
+                    i = ref_tie_check(buf, cand, t, count, n);
+                    if (i >= 0) {
+                        char g[128];
+                        describe_elem(g, sizeof g, buf, t, i);
+                        prog_fail(__FILE__, __LINE__, "%s: element %ld is %s, which no member "
+                                  "contributed", w, i, g);
                     }
                     same_everywhere(m, buf, bytes, t, w);
                     free(buf);
@@ -991,56 +786,26 @@ static void test_ties(cm_t *m)
     /* inexact sums: close to the reference, bitwise the same everywhere */
     for (t = T_FLOAT; t <= T_CDOUBLE; t++) {
         long count = 3000;
-        int sp = t == T_FLOAT || t == T_CFLOAT;
-        size_t es = tsize[t], bytes = (size_t)count * es, comps = es / (sp ? 4 : 8), c;
+        size_t es = tsize[t], bytes = (size_t)count * es, comps = es / (single_prec(t) ? 4 : 8), c;
         size_t ncomp = (size_t)count * comps;
-        double *refv, *absv;
         unsigned char *buf;
         fmpl_request_t req;
         char w[160];
         if (bytes > max_bytes)
             continue;
-        refv = prog_xmalloc(sizeof(double) * ncomp);
-        absv = prog_xmalloc(sizeof(double) * ncomp);
         buf = gbuf(bytes);
-        for (r = 0; r < n; r++)
-            for (c = 0; c < ncomp; c++) {
-                uint64_t h = hash4((uint64_t)seed, 555, (uint64_t)r, c);
-                double x = ((double)(h >> 11) / 9007199254740992.0 - 0.5) *
-                           ldexp(1.0, (int)(h % 40) - 20);
-                if (sp)
-                    x = (double)(float)x;
-                refv[c] = (r ? refv[c] : 0) + x;
-                absv[c] = (r ? absv[c] : 0) + fabs(x);
-                if (r == me) {
-                    if (sp) {
-                        float f = (float)x;
-                        memcpy(buf + 4 * c, &f, 4);
-                    } else {
-                        memcpy(buf + 8 * c, &x, 8);
-                    }
-                }
-            }
+        ref_inexact_fill(&d, buf, t, me, 0, ncomp);
         snprintf(w, sizeof w, "fmpl_iallreduce(op %s, count %ld) of inexact data on %s "
                  "(member %d of %d)", op_name(t, K_SUM), count, m->name, me, n);
         CHECK_RC(fmpl_iallreduce(buf, (int)count, op_of(t, K_SUM), m->h, &req), FMPL_SUCCESS);
         complete(&req, w, -1);
         for (c = 0; c < ncomp; c++) {
-            double g, tol = (sp ? 1e-6 : 1e-14) * absv[c] * n;
-            if (sp) {
-                float f;
-                memcpy(&f, buf + 4 * c, 4);
-                g = f;
-            } else {
-                memcpy(&g, buf + 8 * c, 8);
-            }
-            CHECK(fabs(g - refv[c]) <= tol, "%s: component %zu is %.17g, expected %.17g "
-                  "(within %g)", w, c, g, refv[c], tol);
+            double tol, ref = ref_inexact_sum(&d, t, c, n, &tol), g = ref_component(buf, t, c);
+            CHECK(fabs(g - ref) <= tol, "%s: component %zu is %.17g, expected %.17g "
+                  "(within %g)", w, c, g, ref, tol);
         }
         same_everywhere(m, buf, bytes, t, w);
         free(buf);
-        free(refv);
-        free(absv);
     }
 }
 
@@ -1163,7 +928,7 @@ static void test_multi(cm_t *m, int reps)
         size_t sz = big ? (max_bytes < 65539 ? max_bytes : 65539) : 7 + (size_t)rep;
         size_t blk = big ? sz / (size_t)n : (size_t)rep + 1;
         char when[64];
-        if (t == T_USER)
+        if (t == T_USER12)
             k = 0;
         nb_setup(&o[0], m, I_BCAST, sz, rep % n, 0, 0, 0, m->nsalt++);
         nb_setup(&o[1], m, I_ALLREDUCE, big ? sz / 8 : (size_t)rep + 3, 0, T_DOUBLE, K_SUM, 0,
@@ -1210,7 +975,7 @@ static void test_deep(cm_t *m, int reps)
             int kind = (int)prog_rng_below(&g, NKIND), root = (int)prog_rng_below(&g, (uint64_t)n);
             int t = (int)prog_rng_below(&g, NT), k = (int)prog_rng_below(&g, 3);
             size_t size = sizes[prog_rng_below(&g, sizeof sizes / sizeof sizes[0])];
-            if (t == T_USER)
+            if (t == T_USER12)
                 k = 0;
             if (kind == I_REDUCE || kind == I_ALLREDUCE)
                 size = size / tsize[t] + 1;
@@ -1342,7 +1107,7 @@ static void test_mix(cm_t *m, int rounds)
             size_t size = sizes[prog_rng_below(&g, sizeof sizes / sizeof sizes[0])];
             if (size > max_bytes)
                 size = max_bytes;
-            if (t == T_USER)
+            if (t == T_USER12)
                 k = 0;
             if (kind == I_REDUCE || kind == I_ALLREDUCE)
                 size /= tsize[t];
@@ -1455,7 +1220,7 @@ static void test_cross(cm_t *w, cm_t *s, cm_t *c, int reps)
         if (c)
             XSTART(c, I_SCATTER, blk, (rep + 1) % c->n, 0, 0, rep % 2);
         if (s)
-            XSTART(s, I_REDUCE, big ? sz / 12 : 2, rep % s->n, T_USER, 0, 0);
+            XSTART(s, I_REDUCE, big ? sz / 12 : 2, rep % s->n, T_USER12, 0, 0);
         XSTART(w, I_ALLTOALL, blk, 0, 0, 0, 0);
 #undef XSTART
         complete_all(o, no, rep % 4, &g);
@@ -1683,9 +1448,9 @@ int main(int argc, char **argv)
     CHECK(prog_np <= MAXNP, "at most %d ranks", MAXNP);
     t0 = prog_now();
     epochs_open();
-    CHECK_RC(fmpl_op_create(12, user12_fn, &op_user), FMPL_SUCCESS);
+    ref_ops_create(T_USER12);
     for (i = fmpl_isum; i <= fmpl_zmin; i++)
-        CHECK(op_user != i, "the user op has predefined op %d's handle", i);
+        CHECK(ref_op[T_USER12] != i, "the user op has predefined op %d's handle", i);
 
     /* the communicators (as coll_ops makes them) */
     if (strchr(comms, 'c')) {
@@ -1758,7 +1523,7 @@ int main(int argc, char **argv)
         CHECK_RC(fmpl_comm_free(&sc), FMPL_SUCCESS);
         CHECK(sc == FMPL_COMM_NULL, "fmpl_comm_free left the handle %d", sc);
     }
-    CHECK_RC(fmpl_op_free(&op_user), FMPL_SUCCESS);
+    ref_ops_free();
     CHECK_RC(fmpl_barrier(FMPL_COMM_WORLD), FMPL_SUCCESS);
     if (prog_me == 0)
         printf("coll_nb: %d ranks on %s, %.2f s\n", prog_np, fmpl_transport(),

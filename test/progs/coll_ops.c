@@ -51,6 +51,7 @@
  * Point-to-point checks use matching-area index 0 (fmpl_init(1)).
  */
 #include "prog.h"
+#include "coll_ref.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -72,53 +73,22 @@ static int cn, cme, ctag;        /* size, rank, battery number */
 static int cwr[MAXNP];           /* world rank of each member */
 static const char *cname;
 
-/* element types of the reductions, and the kinds of op */
-enum { T_INT, T_FLOAT, T_DOUBLE, T_CFLOAT, T_CDOUBLE, T_USER12, T_USER1, T_USERBIG };
-enum { K_SUM, K_MAX, K_MIN, K_USER };
-static const char *tname[] = {"i", "s", "d", "c", "z", "user12", "user1", "user40000"};
-static const char *kname[] = {"sum", "max", "min", ""};
-#define BIGELEM 40000           /* bytes: a few elements are a large message */
-static const size_t tsize[8] = {4, 4, 8, 8, 16, 12, 1, BIGELEM};
-
 /* ------------------------------------------------------------------ */
 /* helpers                                                               */
 /* ------------------------------------------------------------------ */
 
-static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+/* the data of the reductions on the communicator under test */
+static struct ref_data rdata(void)
 {
-    return prog_mix64(prog_mix64(prog_mix64(prog_mix64(a) ^ b) ^ c) ^ d);
+    struct ref_data d = {seed, cn, 0};
+    return d;
 }
 
 /* Every member's value must be identical: members send their buffer to
  * member 0 over index 0, which compares.  Purely point-to-point. */
-static void describe_elem(char *d, size_t n, const unsigned char *buf, int t, long i);
 static void same_everywhere(const void *p, size_t n, int t, const char *what)
 {
-    unsigned char *o;
-    int i;
-    if (cn == 1)
-        return;
-    if (cme == 0) {
-        o = prog_xmalloc(n);
-        for (i = 1; i < cn; i++) {
-            CHECK_RC(fmpl_recv(o, n, cwr[i], 0), FMPL_SUCCESS);
-            if (memcmp(o, p, n) != 0) {
-                size_t k, es = tsize[t];
-                char a[128], b[128];
-                for (k = 0; k + es <= n; k += es)
-                    if (memcmp(o + k, (const unsigned char *)p + k, es) != 0)
-                        break;
-                describe_elem(a, sizeof a, p, t, (long)(k / es));
-                describe_elem(b, sizeof b, o, t, (long)(k / es));
-                prog_fail(__FILE__, __LINE__, "%s on %s: results not bitwise the same on "
-                          "every process: element %zu is %s on rank 0 but %s on rank %d", what,
-                          cname, k / es, a, b, i);
-            }
-        }
-        free(o);
-    } else {
-        CHECK_RC(fmpl_send(p, n, cwr[0], 0), FMPL_SUCCESS);
-    }
+    ref_same_everywhere(p, n, t, cn, cme, cwr, 0, cname, what);
 }
 
 static unsigned char *gbuf(size_t n)
@@ -387,218 +357,13 @@ static void test_scatter(void)
 /* reductions                                                           */
 /* ------------------------------------------------------------------ */
 
-
-struct u12 { int32_t s; int32_t mx; uint32_t x; };
-
-static void user12_fn(void *inout, const void *in, int count)
-{
-    struct u12 *a = inout;
-    const struct u12 *b = in;
-    int i;
-    for (i = 0; i < count; i++) {
-        a[i].s += b[i].s;
-        if (b[i].mx > a[i].mx)
-            a[i].mx = b[i].mx;
-        a[i].x ^= b[i].x;
-    }
-}
-
-static void user1_fn(void *inout, const void *in, int count)
-{
-    unsigned char *a = inout;
-    const unsigned char *b = in;
-    int i;
-    for (i = 0; i < count; i++)
-        a[i] = (unsigned char)(a[i] + b[i]);
-}
-
-/* elements of BIGELEM bytes: BIGELEM / 4 independent int sums */
-static void userbig_fn(void *inout, const void *in, int count)
-{
-    int32_t *a = inout;
-    const int32_t *b = in;
-    size_t i, n = (size_t)count * (BIGELEM / 4);
-    for (i = 0; i < n; i++)
-        a[i] += b[i];
-}
-
-static fmpl_op_t op_user12, op_user1, op_userbig;
-
-static fmpl_op_t op_of(int t, int k)
-{
-    if (t == T_USER12)
-        return op_user12;
-    if (t == T_USER1)
-        return op_user1;
-    if (t == T_USERBIG)
-        return op_userbig;
-    return fmpl_isum + k * 5 + t;
-}
-
-/* element i of member r's contribution, as (re, im) */
-struct val { double re, im; };
-
-/* a cheap hash of (t, k, r, i): the reference costs n x count of these
- * on every process */
-static uint32_t h32(uint32_t a, uint32_t b, uint32_t c)
-{
-    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + (uint32_t)seed) *
-                 0xc2b2ae35u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    h ^= h >> 12;
-    h *= 0x297a2d39u;
-    return h ^ (h >> 15);
-}
-
-static struct val gen(int t, int k, int r, long i)
-{
-    uint32_t h = h32((uint32_t)i, (uint32_t)r, (uint32_t)(t * 16 + k));
-    struct val v = {0, 0};
-    if (k == K_SUM) {
-        v.re = (double)((int)(h % 41) - 20);
-        v.im = (double)((int)((h >> 20) % 41) - 20);
-    } else {
-        /* magnitude distinct per member: a permutation of 1..n, plus a
-         * multiple of n that varies with i */
-        uint32_t hi = h32((uint32_t)i, 0xffff, (uint32_t)(t * 16 + k + 99));
-        double m = 1 + (double)(((uint32_t)r + hi % (uint32_t)cn) % (uint32_t)cn) +
-                   (double)cn * (double)(i % 7);
-        if (t == T_CFLOAT || t == T_CDOUBLE) {
-            double a = (double)((h >> 8) % (uint32_t)(m + 1));
-            v.re = (h & 1) ? -a : a;
-            v.im = (h & 2) ? -(m - a) : (m - a);
-        } else {
-            v.re = (h & 1) ? -m : m;
-        }
-    }
-    if (t != T_CFLOAT && t != T_CDOUBLE)
-        v.im = 0;
-    return v;
-}
-
-static void put(unsigned char *buf, int t, long i, struct val v)
-{
-    switch (t) {
-    case T_INT: { int32_t x = (int32_t)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_FLOAT: { float x = (float)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_DOUBLE: memcpy(buf + 8 * i, &v.re, 8); break;
-    case T_CFLOAT: {
-        float x[2] = {(float)v.re, (float)v.im};
-        memcpy(buf + 8 * i, x, 8);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2] = {v.re, v.im};
-        memcpy(buf + 16 * i, x, 16);
-        break;
-    }
-    }
-}
-
-static void describe_elem(char *d, size_t n, const unsigned char *buf, int t, long i)
-{
-    switch (t) {
-    case T_INT: { int32_t x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%d", x); break; }
-    case T_FLOAT: { float x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%g", x); break; }
-    case T_DOUBLE: { double x; memcpy(&x, buf + 8 * i, 8); snprintf(d, n, "%g", x); break; }
-    case T_CFLOAT: {
-        float x[2];
-        memcpy(x, buf + 8 * i, 8);
-        snprintf(d, n, "(%g,%g)", x[0], x[1]);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2];
-        memcpy(x, buf + 16 * i, 16);
-        snprintf(d, n, "(%g,%g)", x[0], x[1]);
-        break;
-    }
-    default: {
-        size_t k, u = 0, es = tsize[t];
-        for (k = 0; k < es && k < 16 && u + 3 < n; k++)
-            u += (size_t)snprintf(d + u, n - u, "%02x", buf[es * (size_t)i + k]);
-    }
-    }
-}
-
-/* member r's contribution */
-static void fill_contrib(unsigned char *buf, int t, int k, int r, long count)
-{
-    long i;
-    if (t == T_USER12) {
-        for (i = 0; i < count; i++) {
-            uint32_t h = h32((uint32_t)i, (uint32_t)r, 777), h2 = h32((uint32_t)i, (uint32_t)r, 778);
-            struct u12 u = {(int32_t)(h % 2001) - 1000, (int32_t)(h2 % 200001) - 100000,
-                            h ^ h2};
-            memcpy(buf + 12 * i, &u, 12);
-        }
-        return;
-    }
-    if (t == T_USER1) {
-        for (i = 0; i < count; i++)
-            buf[i] = (unsigned char)h32((uint32_t)i, (uint32_t)r, 779);
-        return;
-    }
-    if (t == T_USERBIG) {
-        for (i = 0; i < count * (BIGELEM / 4); i++) {
-            int32_t x = (int32_t)(h32((uint32_t)i, (uint32_t)r, 780) % 100001) - 50000;
-            memcpy(buf + 4 * i, &x, 4);
-        }
-        return;
-    }
-    for (i = 0; i < count; i++)
-        put(buf, t, i, gen(t, k, r, i));
-}
-
-/* the serial reference: member 0's contribution combined with 1, 2, ... */
-static void reference(unsigned char *ref, int t, int k, long count)
-{
-    unsigned char *tmp;
-    long i;
-    int r;
-    if (t >= T_USER12) {
-        tmp = prog_xmalloc((size_t)count * tsize[t]);
-        fill_contrib(ref, t, k, 0, count);
-        for (r = 1; r < cn; r++) {
-            fill_contrib(tmp, t, k, r, count);
-            if (t == T_USER12)
-                user12_fn(ref, tmp, (int)count);
-            else if (t == T_USER1)
-                user1_fn(ref, tmp, (int)count);
-            else
-                userbig_fn(ref, tmp, (int)count);
-        }
-        free(tmp);
-        return;
-    }
-    for (i = 0; i < count; i++) {
-        struct val acc = gen(t, k, 0, i);
-        for (r = 1; r < cn; r++) {
-            struct val v = gen(t, k, r, i);
-            double ma = fabs(acc.re) + fabs(acc.im), mv = fabs(v.re) + fabs(v.im);
-            if (k == K_SUM) {
-                acc.re += v.re;
-                acc.im += v.im;
-            } else if ((k == K_MAX && mv > ma) || (k == K_MIN && mv < ma)) {
-                acc = v;
-            }
-        }
-        put(ref, t, i, acc);
-    }
-}
-
 static void compare_result(const unsigned char *got, const unsigned char *ref, int t, int k,
                            long count, const char *call, int root)
 {
-    size_t es = tsize[t];
-    long i;
+    long i = ref_first_diff(got, ref, t, count, NULL);
     char g[128], w[128];
-    if (memcmp(got, ref, (size_t)count * es) == 0)
+    if (i < 0)
         return;
-    for (i = 0; i < count; i++)
-        if (memcmp(got + (size_t)i * es, ref + (size_t)i * es, es) != 0)
-            break;
     describe_elem(g, sizeof g, got, t, i);
     describe_elem(w, sizeof w, ref, t, i);
     prog_fail(__FILE__, __LINE__, "%s(op %s%s = %d, count %ld, root %d) on %s (rank %d of %d): "
@@ -615,6 +380,7 @@ static void test_reduce(void)
     static const long big_counts[] = {1, 2, 3, 5, 9, 30};
     int t, k, ci, root, nr, roots[MAXNP], ri;
     unsigned iter = 0;
+    struct ref_data d = rdata();
 
     for (t = 0; t <= T_USERBIG; t++) {
         for (k = 0; k < 3; k++) {
@@ -642,9 +408,9 @@ static void test_reduce(void)
                 buf = gbuf(bytes);
                 work = gbuf(bytes);
                 ref = prog_xmalloc(bytes + 1);
-                reference(ref, t, k, count);
+                ref_reduce(&d, ref, t, k, 0, count, cn);
                 /* allreduce: every member gets the reference, bitwise */
-                fill_contrib(buf, t, k, cme, count);
+                ref_fill(&d, buf, t, k, cme, 0, count);
                 CHECK_RC(fmpl_allreduce(count ? buf : NULL, (int)count, op, C,
                                         iter++ % 2 ? work : NULL), FMPL_SUCCESS);
                 compare_result(buf, ref, t, k, count, "fmpl_allreduce", -1);
@@ -658,7 +424,7 @@ static void test_reduce(void)
                 }
                 for (ri = 0; ri < nr; ri++) {
                     root = roots[ri];
-                    fill_contrib(buf, t, k, cme, count);
+                    ref_fill(&d, buf, t, k, cme, 0, count);
                     CHECK_RC(fmpl_reduce(count ? buf : NULL, (int)count, op, root, C,
                                          iter++ % 2 ? work : NULL), FMPL_SUCCESS);
                     if (cme == root)
@@ -682,7 +448,7 @@ static void test_reduce(void)
 static void test_ties(int zeros)
 {
     static const long counts[] = {1, 5, 100, 3000};
-    int t, k, ci, r;
+    int t, k, ci;
     long i;
     if (big_only)
         return;
@@ -693,39 +459,17 @@ static void test_ties(int zeros)
                 long count = counts[ci];
                 size_t es = tsize[t], bytes = (size_t)count * es;
                 unsigned char *buf = gbuf(bytes), *cand = prog_xmalloc(bytes * (size_t)cn);
-                int cplx = t >= T_CFLOAT;
-                /* every member: magnitude 1 + i % 5 (0 when i % 5 == 4 with
-                 * zeros), signs (and re/im splits) depending on the member */
-                for (r = 0; r < cn; r++) {
-                    for (i = 0; i < count; i++) {
-                        double m = (zeros && i % 5 == 4) ? 0.0 : (double)(1 + i % 5), a;
-                        struct val v;
-                        int neg_re = (int)((r + i) % 2), neg_im = (int)((r / 2 + i) % 2);
-                        a = cplx ? (double)((r + i) % ((long)m + 1)) : m;
-                        v.re = neg_re ? -a : a;
-                        v.im = cplx ? (neg_im ? -(m - a) : (m - a)) : 0;
-                        if (!zeros) {   /* no -0.0 components then */
-                            v.re = v.re == 0 ? 0.0 : v.re;
-                            v.im = v.im == 0 ? 0.0 : v.im;
-                        }
-                        put(cand + (size_t)r * bytes, t, i, v);
-                    }
-                }
+                ref_tie_fill(cand, t, count, cn, zeros);
                 memcpy(buf, cand + (size_t)cme * bytes, bytes);
                 CHECK_RC(fmpl_allreduce(buf, (int)count, op, C, NULL), FMPL_SUCCESS);
                 POISON_VERIFY(buf + bytes, GUARD, PROG_POISON, "bytes after the buffer");
-                for (i = 0; i < count; i++) {
-                    int found = 0;
-                    for (r = 0; r < cn && !found; r++)
-                        found = memcmp(buf + (size_t)i * es,
-                                       cand + (size_t)r * bytes + (size_t)i * es, es) == 0;
-                    if (!found) {
-                        char g[128];
-                        describe_elem(g, sizeof g, buf, t, i);
-                        prog_fail(__FILE__, __LINE__, "fmpl_allreduce(%s%s) with ties on %s: "
-                                  "element %ld is %s, which no member contributed", tname[t],
-                                  kname[k], cname, i, g);
-                    }
+                i = ref_tie_check(buf, cand, t, count, cn);
+                if (i >= 0) {
+                    char g[128];
+                    describe_elem(g, sizeof g, buf, t, i);
+                    prog_fail(__FILE__, __LINE__, "fmpl_allreduce(%s%s) with ties on %s: "
+                              "element %ld is %s, which no member contributed", tname[t],
+                              kname[k], cname, i, g);
                 }
                 {
                     char w[96];
@@ -744,56 +488,24 @@ static void test_ties(int zeros)
  * close to the reference and bitwise the same everywhere. */
 static void test_inexact(void)
 {
-    int t, r;
+    struct ref_data d = rdata();
+    int t;
     if (big_only)
         return;
     for (t = T_FLOAT; t <= T_CDOUBLE; t++) {
         long count = 5000;
-        size_t es = tsize[t], bytes = (size_t)count * es, comps = es / (t == T_FLOAT ||
-                                                                        t == T_CFLOAT ? 4 : 8);
-        double *refv, *absv;
+        size_t es = tsize[t], bytes = (size_t)count * es, comps = es / (single_prec(t) ? 4 : 8);
         unsigned char *buf;
         size_t c, ncomp = (size_t)count * comps;
         if (bytes > max_bytes)
             break;
-        refv = prog_xmalloc(sizeof(double) * ncomp);
-        absv = prog_xmalloc(sizeof(double) * ncomp);
         buf = gbuf(bytes);
-        for (r = 0; r < cn; r++) {
-            for (c = 0; c < ncomp; c++) {
-                uint64_t h = hash4((uint64_t)seed, 555, (uint64_t)r, c);
-                double x = ((double)(h >> 11) / 9007199254740992.0 - 0.5) *
-                           ldexp(1.0, (int)(h % 40) - 20);
-                if (t == T_FLOAT || t == T_CFLOAT)
-                    x = (double)(float)x;
-                if (r == 0) {
-                    refv[c] = 0;
-                    absv[c] = 0;
-                }
-                refv[c] += x;
-                absv[c] += fabs(x);
-                if (r == cme) {
-                    if (t == T_FLOAT || t == T_CFLOAT) {
-                        float f = (float)x;
-                        memcpy(buf + 4 * c, &f, 4);
-                    } else {
-                        memcpy(buf + 8 * c, &x, 8);
-                    }
-                }
-            }
-        }
+        ref_inexact_fill(&d, buf, t, cme, 0, ncomp);
         CHECK_RC(fmpl_allreduce(buf, (int)count, op_of(t, K_SUM), C, NULL), FMPL_SUCCESS);
         for (c = 0; c < ncomp; c++) {
-            double g, tol = (t == T_FLOAT || t == T_CFLOAT ? 1e-6 : 1e-14) * absv[c] * cn;
-            if (t == T_FLOAT || t == T_CFLOAT) {
-                float f;
-                memcpy(&f, buf + 4 * c, 4);
-                g = f;
-            } else {
-                memcpy(&g, buf + 8 * c, 8);
-            }
-            CHECK(fabs(g - refv[c]) <= tol, "fmpl_allreduce(%ssum) of random data on %s: "
-                  "component %zu is %.17g, reference %.17g", tname[t], cname, c, g, refv[c]);
+            double tol, ref = ref_inexact_sum(&d, t, c, cn, &tol), g = ref_component(buf, t, c);
+            CHECK(fabs(g - ref) <= tol, "fmpl_allreduce(%ssum) of random data on %s: "
+                  "component %zu is %.17g, reference %.17g", tname[t], cname, c, g, ref);
         }
         {
             char w[96];
@@ -802,8 +514,6 @@ static void test_inexact(void)
             same_everywhere(buf, bytes, t, w);
         }
         free(buf);
-        free(refv);
-        free(absv);
     }
 }
 
@@ -977,13 +687,12 @@ int main(int argc, char **argv)
     prog_init("coll_ops", 1);
     CHECK(prog_np <= MAXNP, "at most %d ranks", MAXNP);
     epochs_open();
-    CHECK_RC(fmpl_op_create(12, user12_fn, &op_user12), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_create(1, user1_fn, &op_user1), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_create(BIGELEM, userbig_fn, &op_userbig), FMPL_SUCCESS);
-    CHECK(op_user12 != 0 && op_user1 != 0 && op_user12 != op_user1, "user ops %d %d",
-          op_user12, op_user1);
+    ref_ops_create(T_USERBIG);
+    CHECK(ref_op[T_USER12] != 0 && ref_op[T_USER1] != 0 && ref_op[T_USER12] != ref_op[T_USER1],
+          "user ops %d %d", ref_op[T_USER12], ref_op[T_USER1]);
     for (i = fmpl_isum; i <= fmpl_zmin; i++)
-        CHECK(op_user12 != i && op_user1 != i, "a user op has predefined op %d's handle", i);
+        CHECK(ref_op[T_USER12] != i && ref_op[T_USER1] != i,
+              "a user op has predefined op %d's handle", i);
 
     /* the communicators (each creation collective over its parent) */
     if (strchr(comms, 'c')) {
@@ -1054,10 +763,7 @@ int main(int argc, char **argv)
             cwr[i] = i;
         test_ties(1);
     }
-    CHECK_RC(fmpl_op_free(&op_user12), FMPL_SUCCESS);
-    CHECK(op_user12 == 0, "fmpl_op_free left %d", op_user12);
-    CHECK_RC(fmpl_op_free(&op_user1), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_free(&op_userbig), FMPL_SUCCESS);
+    ref_ops_free();
     CHECK_RC(fmpl_barrier(FMPL_COMM_WORLD), FMPL_SUCCESS);
     return prog_finish();
 }

@@ -82,6 +82,7 @@
  * Point-to-point messages use matching-area index 0 (fmpl_init(1)).
  */
 #include "prog.h"
+#include "coll_ref.h"
 
 #include <math.h>
 #include <sys/mman.h>
@@ -103,20 +104,19 @@ static char ctx[64];             /* "mixed round 7: " or "" */
 static int nullz;                /* pass buffers of no bytes as NULL */
 static size_t guard_len = GUARD; /* guard bytes compare_image checks */
 
-/* element types of the reductions, and the kinds of op */
-enum { T_INT, T_FLOAT, T_DOUBLE, T_CFLOAT, T_CDOUBLE, T_USER12, T_USER1, NTYPES };
-enum { K_SUM, K_MAX, K_MIN, K_USER };
-static const char *tname[] = {"i", "s", "d", "c", "z", "user12", "user1"};
-static const char *kname[] = {"sum", "max", "min", ""};
-static const size_t tsize[NTYPES] = {4, 4, 8, 8, 16, 12, 1};
+/* the element types of the reductions here: all of coll_ref.h's but
+ * T_USERBIG */
+#define NTYPES (T_USER1 + 1)
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                               */
 /* ------------------------------------------------------------------ */
 
-static uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+/* the data of the reductions on the communicator under test */
+static struct ref_data rdata(void)
 {
-    return prog_mix64(prog_mix64(prog_mix64(prog_mix64(a) ^ b) ^ c) ^ d);
+    struct ref_data d = {seed, cn, 0};
+    return d;
 }
 
 /* n bytes and GUARD more, all poison */
@@ -601,202 +601,13 @@ static void test_alltoallv(void)
 /* reductions                                                           */
 /* ------------------------------------------------------------------ */
 
-struct u12 { int32_t s; int32_t mx; uint32_t x; };
-
-static void user12_fn(void *inout, const void *in, int count)
-{
-    struct u12 *a = inout;
-    const struct u12 *b = in;
-    int i;
-    for (i = 0; i < count; i++) {
-        a[i].s += b[i].s;
-        if (b[i].mx > a[i].mx)
-            a[i].mx = b[i].mx;
-        a[i].x ^= b[i].x;
-    }
-}
-
-static void user1_fn(void *inout, const void *in, int count)
-{
-    unsigned char *a = inout;
-    const unsigned char *b = in;
-    int i;
-    for (i = 0; i < count; i++)
-        a[i] = (unsigned char)(a[i] + b[i]);
-}
-
-static fmpl_op_t op_user12, op_user1;
-
-static fmpl_op_t op_of(int t, int k)
-{
-    if (t == T_USER12)
-        return op_user12;
-    if (t == T_USER1)
-        return op_user1;
-    return fmpl_isum + k * 5 + t;
-}
-
-/* element i of member r's contribution, as (re, im) */
-struct val { double re, im; };
-
-static uint32_t h32(uint32_t a, uint32_t b, uint32_t c)
-{
-    uint32_t h = a * 0x9e3779b1u ^ (b + 0x7f4a7c15u) * 0x85ebca6bu ^ (c + (uint32_t)seed) *
-                 0xc2b2ae35u;
-    h ^= h >> 15;
-    h *= 0x2c1b3c6du;
-    h ^= h >> 12;
-    h *= 0x297a2d39u;
-    return h ^ (h >> 15);
-}
-
-static struct val gen(int t, int k, int r, long i)
-{
-    uint32_t h = h32((uint32_t)i, (uint32_t)r, (uint32_t)(t * 16 + k));
-    struct val v = {0, 0};
-    if (k == K_SUM) {
-        v.re = (double)((int)(h % 41) - 20);
-        v.im = (double)((int)((h >> 20) % 41) - 20);
-    } else {
-        /* magnitude distinct per member: a permutation of 1..n, plus a
-         * multiple of n that varies with i */
-        uint32_t hi = h32((uint32_t)i, 0xffff, (uint32_t)(t * 16 + k + 99));
-        double m = 1 + (double)(((uint32_t)r + hi % (uint32_t)cn) % (uint32_t)cn) +
-                   (double)cn * (double)(i % 7);
-        if (t == T_CFLOAT || t == T_CDOUBLE) {
-            double a = (double)((h >> 8) % (uint32_t)(m + 1));
-            v.re = (h & 1) ? -a : a;
-            v.im = (h & 2) ? -(m - a) : (m - a);
-        } else {
-            v.re = (h & 1) ? -m : m;
-        }
-    }
-    if (t != T_CFLOAT && t != T_CDOUBLE)
-        v.im = 0;
-    return v;
-}
-
-static void put(unsigned char *buf, int t, long i, struct val v)
-{
-    switch (t) {
-    case T_INT: { int32_t x = (int32_t)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_FLOAT: { float x = (float)v.re; memcpy(buf + 4 * i, &x, 4); break; }
-    case T_DOUBLE: memcpy(buf + 8 * i, &v.re, 8); break;
-    case T_CFLOAT: {
-        float x[2] = {(float)v.re, (float)v.im};
-        memcpy(buf + 8 * i, x, 8);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2] = {v.re, v.im};
-        memcpy(buf + 16 * i, x, 16);
-        break;
-    }
-    }
-}
-
-static void describe_elem(char *d, size_t n, const unsigned char *buf, int t, long i)
-{
-    switch (t) {
-    case T_INT: { int32_t x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%d", x); break; }
-    case T_FLOAT: { float x; memcpy(&x, buf + 4 * i, 4); snprintf(d, n, "%g", x); break; }
-    case T_DOUBLE: { double x; memcpy(&x, buf + 8 * i, 8); snprintf(d, n, "%g", x); break; }
-    case T_CFLOAT: {
-        float x[2];
-        memcpy(x, buf + 8 * i, 8);
-        snprintf(d, n, "(%g,%g)", x[0], x[1]);
-        break;
-    }
-    case T_CDOUBLE: {
-        double x[2];
-        memcpy(x, buf + 16 * i, 16);
-        snprintf(d, n, "(%g,%g)", x[0], x[1]);
-        break;
-    }
-    case T_USER12: {
-        struct u12 u;
-        memcpy(&u, buf + 12 * i, 12);
-        snprintf(d, n, "{%d,%d,%#x}", u.s, u.mx, u.x);
-        break;
-    }
-    default:
-        snprintf(d, n, "%u", buf[i]);
-        break;
-    }
-}
-
-/* elements first .. first+count-1 of member r's contribution, into
- * buf[0 .. count) */
-static void fill_contrib(unsigned char *buf, int t, int k, int r, long first, long count)
-{
-    long i;
-    if (t == T_USER12) {
-        for (i = 0; i < count; i++) {
-            uint32_t gi = (uint32_t)(first + i);
-            uint32_t h = h32(gi, (uint32_t)r, 777), h2 = h32(gi, (uint32_t)r, 778);
-            struct u12 u = {(int32_t)(h % 2001) - 1000, (int32_t)(h2 % 200001) - 100000,
-                            h ^ h2};
-            memcpy(buf + 12 * i, &u, 12);
-        }
-        return;
-    }
-    if (t == T_USER1) {
-        for (i = 0; i < count; i++)
-            buf[i] = (unsigned char)h32((uint32_t)(first + i), (uint32_t)r, 779);
-        return;
-    }
-    for (i = 0; i < count; i++)
-        put(buf, t, i, gen(t, k, r, first + i));
-}
-
-/* the serial reference for elements first .. first+count-1: member 0's
- * contribution combined with 1, 2, ..., upto-1 (upto >= 1) */
-static void reference(unsigned char *ref, int t, int k, long first, long count, int upto)
-{
-    long i;
-    int r;
-    if (t >= T_USER12) {
-        unsigned char *tmp = prog_xmalloc((size_t)count * tsize[t]);
-        fill_contrib(ref, t, k, 0, first, count);
-        for (r = 1; r < upto; r++) {
-            fill_contrib(tmp, t, k, r, first, count);
-            if (t == T_USER12)
-                user12_fn(ref, tmp, (int)count);
-            else
-                user1_fn(ref, tmp, (int)count);
-        }
-        free(tmp);
-        return;
-    }
-    for (i = 0; i < count; i++) {
-        struct val acc = gen(t, k, 0, first + i);
-        for (r = 1; r < upto; r++) {
-            struct val v = gen(t, k, r, first + i);
-            double ma = fabs(acc.re) + fabs(acc.im), mv = fabs(v.re) + fabs(v.im);
-            if (k == K_SUM) {
-                acc.re += v.re;
-                acc.im += v.im;
-            } else if ((k == K_MAX && mv > ma) || (k == K_MIN && mv < ma)) {
-                acc = v;
-            }
-        }
-        put(ref, t, i, acc);
-    }
-}
-
 static void compare_result(const unsigned char *got, const unsigned char *ref, int t, long count,
                            long first, const char *what, const char *which)
 {
-    size_t es = tsize[t];
-    long i, ndiff = 0;
+    long ndiff, i = ref_first_diff(got, ref, t, count, &ndiff);
     char g[128], w[128];
-    if (memcmp(got, ref, (size_t)count * es) == 0)
+    if (i < 0)
         return;
-    for (i = count - 1; i >= 0; i--)
-        ndiff += memcmp(got + (size_t)i * es, ref + (size_t)i * es, es) != 0;
-    for (i = 0; i < count; i++)
-        if (memcmp(got + (size_t)i * es, ref + (size_t)i * es, es) != 0)
-            break;
     describe_elem(g, sizeof g, got, t, i);
     describe_elem(w, sizeof w, ref, t, i);
     prog_fail(__FILE__, __LINE__, "%s%s on %s (rank %d of %d, world %d): %s: element %ld of %ld "
@@ -828,6 +639,7 @@ static void do_reduce_scatter(int t, int k, const int counts[], int inplace, int
     size_t es = tsize[t];
     long total = 0, first = 0, mine = counts[cme];
     unsigned char *sb, *rb, *ref, *chk;
+    struct ref_data d = rdata();
     char what[192];
     int i;
 
@@ -840,9 +652,9 @@ static void do_reduce_scatter(int t, int k, const int counts[], int inplace, int
              "here%s)", tname[t], kname[k], op_of(t, k), kind, total, mine,
              inplace ? ", in place" : "");
     sb = gbuf((size_t)total * es);
-    fill_contrib(sb, t, k, cme, 0, total);
+    ref_fill(&d, sb, t, k, cme, 0, total);
     ref = prog_xmalloc((size_t)mine * es + 1);
-    reference(ref, t, k, first, mine, cn);
+    ref_reduce(&d, ref, t, k, first, mine, cn);
     rb = inplace ? sb : gbuf((size_t)mine * es);
     check_rc(fmpl_reduce_scatter(total || !nullz ? sb : NULL,
                                  inplace ? (total || !nullz ? sb : NULL) : (mine || !nullz ? rb : NULL),
@@ -853,7 +665,7 @@ static void do_reduce_scatter(int t, int k, const int counts[], int inplace, int
         check_untouched(rb + (size_t)mine * es, GUARD, what,
                         "the guard bytes after the receive buffer");
         chk = prog_xmalloc((size_t)total * es + 1);
-        fill_contrib(chk, t, k, cme, 0, total);
+        ref_fill(&d, chk, t, k, cme, 0, total);
         compare_result(sb, chk, t, total, 0, what, "the send buffer (must not change)");
         free(chk);
         free(rb);
@@ -937,11 +749,12 @@ static void do_scan(int t, int k, long count, int ex, int inplace, int nullz)
     const char *fn = ex ? "fmpl_exscan" : "fmpl_scan";
     char what[160];
     int upto = ex ? cme : cme + 1, rc;
+    struct ref_data d = rdata();
 
     snprintf(what, sizeof what, "%s(op %s%s = %d, count %ld%s)", fn, tname[t], kname[k],
              op_of(t, k), count, inplace ? ", in place" : "");
     sb = gbuf(bytes);
-    fill_contrib(sb, t, k, cme, 0, count);
+    ref_fill(&d, sb, t, k, cme, 0, count);
     if (inplace) {
         rb = sb;
     } else {
@@ -951,7 +764,7 @@ static void do_scan(int t, int k, long count, int ex, int inplace, int nullz)
     before = dup_bytes(rb, bytes + 1);
     ref = prog_xmalloc(bytes + 1);
     if (upto > 0)
-        reference(ref, t, k, 0, count, upto);
+        ref_reduce(&d, ref, t, k, 0, count, upto);
     else
         memcpy(ref, before, bytes);
     if (ex)
@@ -968,7 +781,7 @@ static void do_scan(int t, int k, long count, int ex, int inplace, int nullz)
     if (!inplace) {
         check_untouched(sb + bytes, GUARD, what, "the guard bytes after the send buffer");
         chk = prog_xmalloc(bytes + 1);
-        fill_contrib(chk, t, k, cme, 0, count);
+        ref_fill(&d, chk, t, k, cme, 0, count);
         compare_result(sb, chk, t, count, 0, what, "the send buffer (must not change)");
         free(chk);
         free(rb);
@@ -988,58 +801,20 @@ static void test_scan(void)
                 do_scan(t, k, counts[ci], ex, (t + k + ci + ex) % 2, (t + k) % 2);
 }
 
-/* Inexact sums: random values of wildly different magnitudes.  Each
- * element is combined in one fixed order, so a call repeated with the same
- * data gives bitwise the same result (in place too), close to the
- * reference. */
-static int single_prec(int t)
-{
-    return t == T_FLOAT || t == T_CFLOAT;
-}
-
-static double inexact(int t, int r, size_t c)
-{
-    uint64_t h = hash4((uint64_t)seed, 555, (uint64_t)r, c);
-    double x = ((double)(h >> 11) / 9007199254740992.0 - 0.5) * ldexp(1.0, (int)(h % 40) - 20);
-    return single_prec(t) ? (double)(float)x : x;
-}
-
-/* components c0 .. c0+n-1 of member r's vector into buf */
-static void inexact_fill(unsigned char *buf, int t, int r, size_t c0, size_t n)
-{
-    size_t c;
-    for (c = 0; c < n; c++) {
-        double x = inexact(t, r, c0 + c);
-        if (single_prec(t)) {
-            float f = (float)x;
-            memcpy(buf + 4 * c, &f, 4);
-        } else {
-            memcpy(buf + 8 * c, &x, 8);
-        }
-    }
-}
+/* Inexact sums: random values of wildly different magnitudes
+ * (ref_inexact).  Each element is combined in one fixed order, so a call
+ * repeated with the same data gives bitwise the same result (in place
+ * too), close to the reference. */
 
 /* got: components c0 .. c0+n-1 of the sum over members 0 .. upto-1 */
 static void inexact_check(const unsigned char *got, int t, size_t c0, size_t n, int upto,
                           const char *what)
 {
+    struct ref_data d = rdata();
     size_t c;
-    int r;
     for (c = 0; c < n; c++) {
-        double ref = 0, absv = 0, g, tol;
-        for (r = 0; r < upto; r++) {
-            double x = inexact(t, r, c0 + c);
-            ref += x;
-            absv += fabs(x);
-        }
-        tol = (single_prec(t) ? 1e-6 : 1e-14) * absv * cn;
-        if (single_prec(t)) {
-            float f;
-            memcpy(&f, got + 4 * c, 4);
-            g = f;
-        } else {
-            memcpy(&g, got + 8 * c, 8);
-        }
+        double tol, ref = ref_inexact_sum(&d, t, c0 + c, upto, &tol);
+        double g = ref_component(got, t, c);
         if (!(fabs(g - ref) <= tol))
             prog_fail(__FILE__, __LINE__, "%s on %s (rank %d of %d, world %d): component %zu "
                       "(of the whole vector) is %.17g, the reference %.17g (tolerance %g)", what,
@@ -1050,24 +825,22 @@ static void inexact_check(const unsigned char *got, int t, size_t c0, size_t n, 
 static void same_bits(const unsigned char *a, const unsigned char *b, size_t n, int t,
                       const char *what, const char *which)
 {
-    size_t k, es = tsize[t];
+    long e = ref_first_diff(a, b, t, (long)(n / tsize[t]), NULL);
     char x[128], y[128];
-    if (memcmp(a, b, n) == 0)
+    if (e < 0)
         return;
-    for (k = 0; k + es <= n; k += es)
-        if (memcmp(a + k, b + k, es) != 0)
-            break;
-    describe_elem(x, sizeof x, a, t, (long)(k / es));
-    describe_elem(y, sizeof y, b, t, (long)(k / es));
-    prog_fail(__FILE__, __LINE__, "%s on %s (rank %d of %d, world %d): %s: element %zu is %s "
+    describe_elem(x, sizeof x, a, t, e);
+    describe_elem(y, sizeof y, b, t, e);
+    prog_fail(__FILE__, __LINE__, "%s on %s (rank %d of %d, world %d): %s: element %ld is %s "
               "the first time, %s the second: not bitwise the same", what, cname, cme, cn,
-              prog_me, which, k / es, x, y);
+              prog_me, which, e, x, y);
 }
 
 static void test_repeat(void)
 {
     int t, ex, ki, counts[MAXNP];
     static const int kinds[] = {3, 5, 1};
+    struct ref_data d = rdata();
     for (t = T_FLOAT; t <= T_CDOUBLE; t++) {
         size_t es = tsize[t], per = es / (single_prec(t) ? 4 : 8);
         fmpl_op_t op = op_of(t, K_SUM);
@@ -1080,7 +853,7 @@ static void test_repeat(void)
             snprintf(what, sizeof what, "%s(%ssum, count %ld) of inexact data",
                      ex ? "fmpl_exscan" : "fmpl_scan", tname[t], count);
             sb = gbuf(bytes);
-            inexact_fill(sb, t, cme, 0, (size_t)count * per);
+            ref_inexact_fill(&d, sb, t, cme, 0, (size_t)count * per);
             r1 = gbuf(bytes);
             r2 = gbuf(bytes);
             r3 = dup_bytes(sb, bytes + GUARD);
@@ -1108,7 +881,7 @@ static void test_repeat(void)
             snprintf(what, sizeof what, "fmpl_reduce_scatter(%ssum, %s counts, %ld in all, %ld "
                      "here) of inexact data", tname[t], count_kind_name[kinds[ki]], total, mine);
             sb = gbuf((size_t)total * es);
-            inexact_fill(sb, t, cme, 0, (size_t)total * per);
+            ref_inexact_fill(&d, sb, t, cme, 0, (size_t)total * per);
             r1 = gbuf((size_t)mine * es);
             r2 = gbuf((size_t)mine * es);
             r3 = dup_bytes(sb, (size_t)total * es + GUARD);
@@ -1264,6 +1037,7 @@ static void test_edges(void)
             int counts[MAXNP], ex;
             long count = (long)(m / 8 + 1), total = 0, first = 0, mine;
             unsigned char *ref;
+            struct ref_data d = rdata();
             for (i = 0; i < cn; i++) {
                 counts[i] = i % 3 == 1 ? 0 : (int)count + i;
                 first += i < cme ? counts[i] : 0;
@@ -1273,13 +1047,13 @@ static void test_edges(void)
             snprintf(what, sizeof what, "fmpl_reduce_scatter(dsum, %ld doubles in all, %ld here, "
                      "at the end of a page)", total, mine);
             sb = edge_alloc((size_t)total * 8);
-            fill_contrib(sb, T_DOUBLE, K_SUM, cme, 0, total);
+            ref_fill(&d, sb, T_DOUBLE, K_SUM, cme, 0, total);
             rb = edge_alloc((size_t)mine * 8);
             ref = prog_xmalloc((size_t)(total > 2 * count ? total : 2 * count) * 8 + 1);
             check_rc(fmpl_reduce_scatter(sb, rb, counts, fmpl_dsum, C), what);
-            reference(ref, T_DOUBLE, K_SUM, first, mine, cn);
+            ref_reduce(&d, ref, T_DOUBLE, K_SUM, first, mine, cn);
             compare_result(rb, ref, T_DOUBLE, mine, first, what, "the block received");
-            fill_contrib(ref, T_DOUBLE, K_SUM, cme, 0, total);
+            ref_fill(&d, ref, T_DOUBLE, K_SUM, cme, 0, total);
             compare_result(sb, ref, T_DOUBLE, total, 0, what, "the send buffer (must not change)");
             edge_free(sb, (size_t)total * 8);
             edge_free(rb, (size_t)mine * 8);
@@ -1287,11 +1061,11 @@ static void test_edges(void)
                 snprintf(what, sizeof what, "%s(zmax, count %ld, at the end of a page)",
                          ex ? "fmpl_exscan" : "fmpl_scan", count);
                 sb = edge_alloc((size_t)count * 16);
-                fill_contrib(sb, T_CDOUBLE, K_MAX, cme, 0, count);
+                ref_fill(&d, sb, T_CDOUBLE, K_MAX, cme, 0, count);
                 rb = edge_alloc((size_t)count * 16);
                 check_rc((ex ? fmpl_exscan : fmpl_scan)(sb, rb, (int)count, fmpl_zmax, C), what);
                 if (!ex || cme > 0) {
-                    reference(ref, T_CDOUBLE, K_MAX, 0, count, ex ? cme : cme + 1);
+                    ref_reduce(&d, ref, T_CDOUBLE, K_MAX, 0, count, ex ? cme : cme + 1);
                     compare_result(rb, ref, T_CDOUBLE, count, 0, what, "the prefix reduction");
                 } else {
                     check_untouched(rb, (size_t)count * 16, what,
@@ -1517,10 +1291,9 @@ int main(int argc, char **argv)
         return prog_finish();
     }
 
-    CHECK_RC(fmpl_op_create(12, user12_fn, &op_user12), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_create(1, user1_fn, &op_user1), FMPL_SUCCESS);
-    CHECK(op_user12 != 0 && op_user1 != 0 && op_user12 != op_user1, "user ops %d %d",
-          op_user12, op_user1);
+    ref_ops_create(T_USER1);
+    CHECK(ref_op[T_USER12] != 0 && ref_op[T_USER1] != 0 && ref_op[T_USER12] != ref_op[T_USER1],
+          "user ops %d %d", ref_op[T_USER12], ref_op[T_USER1]);
 
     /* the communicators (each creation collective over its parent) */
     if (strchr(comms, 'c')) {
@@ -1577,8 +1350,7 @@ int main(int argc, char **argv)
         CHECK_RC(fmpl_comm_free(&cc), FMPL_SUCCESS);
     if (sc != FMPL_COMM_NULL)
         CHECK_RC(fmpl_comm_free(&sc), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_free(&op_user12), FMPL_SUCCESS);
-    CHECK_RC(fmpl_op_free(&op_user1), FMPL_SUCCESS);
+    ref_ops_free();
     CHECK_RC(fmpl_barrier(FMPL_COMM_WORLD), FMPL_SUCCESS);
     return prog_finish();
 }
