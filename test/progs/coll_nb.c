@@ -1438,7 +1438,7 @@ int main(int argc, char **argv)
     };
     fmpl_comm_t cc = FMPL_COMM_NULL, sc = FMPL_COMM_NULL;
     cm_t W, Cc, S;
-    int rank, size, i;
+    int i;
     double t0;
 
     prog_name = "coll_nb";
@@ -1452,47 +1452,8 @@ int main(int argc, char **argv)
     for (i = fmpl_isum; i <= fmpl_zmin; i++)
         CHECK(ref_op[T_USER12] != i, "the user op has predefined op %d's handle", i);
 
-    /* the communicators (as coll_ops makes them) */
-    if (strchr(comms, 'c')) {
-        int nmem = 0, myrank = -1;
-        CHECK_RC(fmpl_comm_create(prog_me % 3 != 1, &cc), FMPL_SUCCESS);
-        for (i = 0; i < prog_np; i++)
-            if (i % 3 != 1) {
-                if (i == prog_me)
-                    myrank = nmem;
-                nmem++;
-            }
-        if (prog_me % 3 != 1) {
-            CHECK(cc != FMPL_COMM_NULL && cc != FMPL_COMM_WORLD, "comm_create handle %d", cc);
-            CHECK_RC(fmpl_comm_size(cc, &size), FMPL_SUCCESS);
-            CHECK_RC(fmpl_comm_rank(cc, &rank), FMPL_SUCCESS);
-            CHECK(size == nmem && rank == myrank, "comm_create: rank %d of %d, expected %d of %d",
-                  rank, size, myrank, nmem);
-        } else {
-            CHECK(cc == FMPL_COMM_NULL, "comm_create with key 0 gave handle %d", cc);
-        }
-    }
-    if (strchr(comms, 's')) {
-        int color = prog_me % 5 == 4 ? FMPL_UNDEFINED : prog_me % 2;
-        CHECK_RC(fmpl_comm_split(FMPL_COMM_WORLD, color, -prog_me, &sc), FMPL_SUCCESS);
-        if (color == FMPL_UNDEFINED) {
-            CHECK(sc == FMPL_COMM_NULL, "split with FMPL_UNDEFINED gave handle %d", sc);
-        } else {
-            int nmem = 0, higher = 0;
-            for (i = 0; i < prog_np; i++)
-                if (i % 5 != 4 && i % 2 == color) {
-                    nmem++;
-                    if (i > prog_me)
-                        higher++;
-                }
-            CHECK(sc != FMPL_COMM_NULL && sc != FMPL_COMM_WORLD, "comm_split handle %d", sc);
-            CHECK_RC(fmpl_comm_size(sc, &size), FMPL_SUCCESS);
-            CHECK_RC(fmpl_comm_rank(sc, &rank), FMPL_SUCCESS);
-            CHECK(size == nmem && rank == higher,
-                  "comm_split(color %d, key %d): rank %d of %d, expected %d of %d", color,
-                  -prog_me, rank, size, higher, nmem);
-        }
-    }
+    /* the communicators (each creation collective over its parent) */
+    ref_make_comms(comms, &cc, &sc);
     cm_init(&W, FMPL_COMM_WORLD, 0, "WORLD");
     if (cc != FMPL_COMM_NULL)
         cm_init(&Cc, cc, 1, "comm_create(r%3!=1)");

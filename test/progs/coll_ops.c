@@ -678,7 +678,7 @@ int main(int argc, char **argv)
         {'E', OPT_FLAG, &no_epochs, "no barrier epochs (the ranks share no /tmp)"},
     };
     fmpl_comm_t cc = FMPL_COMM_NULL, sc = FMPL_COMM_NULL;
-    int rank, size, i;
+    int i;
 
     prog_name = "coll_ops";
     prog_parse(argc, argv, opts, 8);
@@ -695,47 +695,7 @@ int main(int argc, char **argv)
               "a user op has predefined op %d's handle", i);
 
     /* the communicators (each creation collective over its parent) */
-    if (strchr(comms, 'c')) {
-        int nmem = 0, myrank = -1;
-        CHECK_RC(fmpl_comm_create(prog_me % 3 != 1, &cc), FMPL_SUCCESS);
-        for (i = 0; i < prog_np; i++)
-            if (i % 3 != 1) {
-                if (i == prog_me)
-                    myrank = nmem;
-                nmem++;
-            }
-        if (prog_me % 3 != 1) {
-            CHECK(cc != FMPL_COMM_NULL && cc != FMPL_COMM_WORLD, "comm_create handle %d", cc);
-            CHECK_RC(fmpl_comm_size(cc, &size), FMPL_SUCCESS);
-            CHECK_RC(fmpl_comm_rank(cc, &rank), FMPL_SUCCESS);
-            CHECK(size == nmem && rank == myrank, "comm_create: rank %d of %d, expected %d of %d",
-                  rank, size, myrank, nmem);
-        } else {
-            CHECK(cc == FMPL_COMM_NULL, "comm_create with key 0 gave handle %d", cc);
-        }
-    }
-    if (strchr(comms, 's')) {
-        int color = prog_me % 5 == 4 ? FMPL_UNDEFINED : prog_me % 2;
-        CHECK_RC(fmpl_comm_split(FMPL_COMM_WORLD, color, -prog_me, &sc), FMPL_SUCCESS);
-        if (color == FMPL_UNDEFINED) {
-            CHECK(sc == FMPL_COMM_NULL, "split with FMPL_UNDEFINED gave handle %d", sc);
-        } else {
-            int nmem = 0, higher = 0;
-            for (i = 0; i < prog_np; i++)
-                if (i % 5 != 4 && i % 2 == color) {
-                    nmem++;
-                    if (i > prog_me)
-                        higher++;
-                }
-            CHECK(sc != FMPL_COMM_NULL && sc != FMPL_COMM_WORLD, "comm_split handle %d", sc);
-            CHECK_RC(fmpl_comm_size(sc, &size), FMPL_SUCCESS);
-            CHECK_RC(fmpl_comm_rank(sc, &rank), FMPL_SUCCESS);
-            /* key -rank: ranks in reverse world order */
-            CHECK(size == nmem && rank == higher,
-                  "comm_split(color %d, key %d): rank %d of %d, expected %d of %d", color,
-                  -prog_me, rank, size, higher, nmem);
-        }
-    }
+    ref_make_comms(comms, &cc, &sc);
 
     if (strchr(comms, 'w'))
         battery(FMPL_COMM_WORLD, 0, "WORLD");
