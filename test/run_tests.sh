@@ -150,6 +150,10 @@ fortran_pingpong            default  300  x:test/progs/fortran_pingpong bin/fmpl
 fortran_coll                default  300  x:test/progs/fortran_coll     bin/fmplrun -n 3 -t 240 test/progs/fortran_coll
 fortran_include             default  300  x:test/progs/fortran_include  bin/fmplrun -n 2 -t 240 test/progs/fortran_include
 fortran_module_test         default  300  -                             sh test/fortran_module_test.sh
+# a 3-D FFT by slabs and one all-to-all transpose, checked against the
+# serial transform: shm, and 8 emulated InfiniBand nodes by ialltoall
+fft3d                       default  120  x:examples/fft3d              bin/fmplrun -n 4 -t 100 examples/fft3d -i 2
+fft3d_ib                    default  120  x:examples/fft3d              env FMPL_TRANSPORT=ib bin/fmplrun -n 8 -t 100 examples/fft3d -b -i 1
 # Himeno on 2..8 processes gives the one-process residual; also on the
 # emulated machines, and on the 16 tcw nodes
 himeno_test                 default  120  x:examples/himeno             test/himeno_test.sh
