@@ -25,7 +25,8 @@
 #                   never uses a registration of memory that went; with a
 #                   1 MiB cache (evicting) and with none
 #   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D,
-#                   in parts), coll_vops, coll_neighbor
+#                   in parts), coll_vops, coll_neighbor, coll_nb (with
+#                   the progress thread too), examples/fft3d
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
 #   trust           forge: a peer writing into another's mailbox as a
 #                   third rank is dropped
@@ -56,7 +57,8 @@
 #   point to point  pingpong (to 1 MiB, and fmpl_alloc_mem buffers), random
 #                   traffic among 4, cancel
 #   collectives     coll_ops on WORLD (-E: the guests share no /tmp for its
-#                   barrier epochs), coll_halo 2-D, coll_vops, coll_neighbor
+#                   barrier epochs), coll_halo 2-D, coll_vops, coll_neighbor,
+#                   coll_nb
 #   BLACS           examples/pdgesv (ScaLAPACK) on a 2x2 grid
 #   faults          a rank on guest 2 killed: mpirun ends the job, naming
 #                   it; with mpirun --enable-recovery, which does not, the
@@ -176,6 +178,7 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
     job "2 guests: coll_halo 4 2-D" ok 4 -- "$progs/coll_halo" -g 2x2 -e 8 -w 2 -m -i 10
     job "2 guests: coll_vops 4" ok 4 -- "$progs/coll_vops" -c w -R 10
     job "2 guests: coll_neighbor 4" ok 4 -- "$progs/coll_neighbor" -g 3
+    job "2 guests: coll_nb 4" ok 4 -- "$progs/coll_nb" -E -c w -R 10
     job "2 guests: pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
     # rank 3 (on guest 2) kills itself while the others wait on it
     job "2 guests: kill 4, rank 3 on guest 2" "fail:rank 3 with PID [0-9]+ on node 169\\.254\\.79\\.2 exited on signal 9" \
@@ -230,6 +233,9 @@ job "coll_halo 4 3-D" ok 4 -- "$progs/coll_halo" -g 2x2x1 -w 1x1x0 -e 8 -n 8x8x4
 job "coll_halo 4 in parts" ok 4 -- "$progs/coll_halo" -g 2x2 -o -m -i 8
 job "coll_vops 4" ok 4 -- "$progs/coll_vops" -R 20
 job "coll_neighbor 4" ok 4 -- "$progs/coll_neighbor"
+job "coll_nb 4" ok 4 -- "$progs/coll_nb" -R 20
+job "coll_nb 3 progress thread" ok 3 FMPL_PROGRESS_THREAD=1 -- "$progs/coll_nb" -s 3 -R 10
+job "fft3d 4" "ok:^fft3d: PASS$" 4 -- "$top/examples/fft3d" -n 32 -i 1
 job "blacs_p2p 2" ok 2 -- "$progs/blacs_p2p"
 job "blacs_coll 4" ok 4 -- "$progs/blacs_coll"
 # a peer writing as another rank: dropped (a queue pair has one peer)
