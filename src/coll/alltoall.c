@@ -103,12 +103,6 @@ int fmpl_coll_alltoall(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_bl
     return wrc != FMPL_SUCCESS ? wrc : rc;
 }
 
-static int overlap(const void *a, size_t alen, const void *b, size_t blen)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-    return alen && blen && x < y + blen && y < x + alen;
-}
-
 int fmpl_alltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t comm)
 {
     fmpl_comm_rec_t *c;
@@ -118,7 +112,7 @@ int fmpl_alltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t c
     size_t total = size * (size_t)c->size;
     if (size && (!sendbuf || !recvbuf))
         return FMPL_ERR_BUFFER;
-    if (sendbuf != recvbuf && overlap(sendbuf, total, recvbuf, total))
+    if (sendbuf != recvbuf && fmpl_overlap(sendbuf, total, recvbuf, total))
         return FMPL_ERR_BUFFER;
     if (size == 0)
         return FMPL_SUCCESS;
@@ -166,7 +160,7 @@ int fmpl_alltoallv(const void *sendbuf, const size_t sendsizes[], const size_t s
             rhi = rdispls[i] + recvsizes[i] > rhi ? rdispls[i] + recvsizes[i] : rhi;
         }
     }
-    if (shi && rhi && overlap(s.base + slo, shi - slo, r.base + rlo, rhi - rlo))
+    if (shi && rhi && fmpl_overlap(s.base + slo, shi - slo, r.base + rlo, rhi - rlo))
         return FMPL_ERR_BUFFER;
     fmpl_enter();
     rc = fmpl_coll_alltoall(c, &s, &r);

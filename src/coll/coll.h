@@ -231,6 +231,13 @@ static inline size_t fmpl_block_len(const fmpl_blocks_t *b, int i)
     return b->sizes ? b->sizes[i] : b->size;
 }
 
+/* do [a, a+alen) and [b, b+blen) share a byte? (argument checks) */
+static inline int fmpl_overlap(const void *a, size_t alen, const void *b, size_t blen)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return alen && blen && x < y + blen && y < x + alen;
+}
+
 /* internal algorithms shared between calls */
 int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root);
 int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size);

@@ -293,7 +293,7 @@ int fmpl_ialltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t 
         return FMPL_ERR_BUFFER;
     const uint8_t *sb = sendbuf;
     uint8_t *rb = recvbuf;
-    if (sb != rb && size && sb < rb + total && rb < sb + total)
+    if (sb != rb && fmpl_overlap(sb, total, rb, total))
         return FMPL_ERR_BUFFER;
     fmpl_enter();
     fmpl_sched_t *s = fmpl_sched_new(c);
