@@ -2,7 +2,8 @@
  * bench/overlap - how much of an FMPL nonblocking collective hides behind
  * computation (the harness and its columns: bench/overlap_bench.h).
  * Progress from FMPL_PROGRESS_THREAD=1 (a thread), from -p N tests during
- * the computation, or from neither (the start and the wait).  The dummy
+ * the computation, from the host's agent (dcfa with FMPL_DCFA_OFFLOAD), or
+ * from none of them (the start and the wait).  The dummy
  * computation is fmpl_compute: on an emulated machine it moves the
  * modeled clock, and every time is modeled.
  *
@@ -43,6 +44,9 @@ static void ov_wait(ov_req_t *r) { CHECK(fmpl_wait(r)); }
 static const char *ov_progress_note(void)
 {
     const char *t = getenv("FMPL_PROGRESS_THREAD");
+    const char *o = getenv("FMPL_DCFA_OFFLOAD");
+    if (o && strcmp(o, "off") && !strcmp(fmpl_transport(), "dcfa"))
+        return "the host agent where FMPL_DCFA_OFFLOAD takes it";
     return t && strcmp(t, "0") ? "progress thread" : "start and wait only";
 }
 

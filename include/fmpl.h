@@ -644,7 +644,10 @@ int fmpl_exscan(const void *sendbuf, void *recvbuf, int count, fmpl_op_t func,
  * the same communicator has; on different communicators they are
  * independent), while the blocking ones use other indices.
  *   Progress: a collective advances whenever its process is in an FMPL
- * call (fmpl_test included) or, with FMPL_PROGRESS_THREAD=1, by itself.
+ * call (fmpl_test included) or, with FMPL_PROGRESS_THREAD=1, by itself;
+ * on dcfa with FMPL_DCFA_OFFLOAD, the host's agent runs the ones without
+ * reductions (they leave the order above when they start, and still
+ * complete in it).
  *   Errors: argument errors are returned by the call and start nothing;
  * a dead peer ends the request with FMPL_ERR_PEER.  fmpl_comm_free of a
  * communicator with collectives under way is FMPL_ERR_BUSY.

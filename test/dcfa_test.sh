@@ -27,6 +27,12 @@
 #   collectives     coll_ops, coll_comm, coll_args, coll_halo (2-D, 3-D,
 #                   in parts), coll_vops, coll_neighbor, coll_nb (with
 #                   the progress thread too), examples/fft3d
+#   offload         the host agent running the nonblocking collectives
+#                   (FMPL_DCFA_OFFLOAD): coll_nb with all of them there
+#                   (the count said), with the progress thread beside,
+#                   fft3d's ialltoall transpose, a rank killed in an
+#                   offloaded ibcast and ialltoall (each survivor
+#                   FMPL_ERR_PEER), a bad list refused
 #   BLACS           blacs_p2p, blacs_coll; examples/pdgesv (ScaLAPACK)
 #   trust           forge: a peer writing into another's mailbox as a
 #                   third rank is dropped
@@ -58,12 +64,13 @@
 #                   traffic among 4, cancel
 #   collectives     coll_ops on WORLD (-E: the guests share no /tmp for its
 #                   barrier epochs), coll_halo 2-D, coll_vops, coll_neighbor,
-#                   coll_nb
+#                   coll_nb, and coll_nb with the agents running them all
 #   BLACS           examples/pdgesv (ScaLAPACK) on a 2x2 grid
 #   faults          a rank on guest 2 killed: mpirun ends the job, naming
 #                   it; with mpirun --enable-recovery, which does not, the
 #                   survivors get FMPL_ERR_PEER (the transport's
-#                   keepalive finds the dead rank); neither guest keeps a
+#                   keepalive finds the dead rank), and so they do when it
+#                   dies in an ialltoall the agents run; neither guest keeps a
 #                   rank or an agent
 # Prints one line per job and "dcfa_test: PASS" or "dcfa_test: FAIL (...)";
 # the exit status is non-zero on any failure, and 125 when the test bed
@@ -179,6 +186,9 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
     job "2 guests: coll_vops 4" ok 4 -- "$progs/coll_vops" -c w -R 10
     job "2 guests: coll_neighbor 4" ok 4 -- "$progs/coll_neighbor" -g 3
     job "2 guests: coll_nb 4" ok 4 -- "$progs/coll_nb" -E -c w -R 10
+    # every nonblocking collective the agents can run, run by the agents
+    job "2 guests: offload: coll_nb 4" "all:dcfa: the host agent ran [1-9][0-9]* collectives" 4 \
+        FMPL_VERBOSE=1 FMPL_DCFA_OFFLOAD=all FMPL_DCFA_OFFLOAD_MIN=0 -- "$progs/coll_nb" -E -c w -R 5
     job "2 guests: pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
     # rank 3 (on guest 2) kills itself while the others wait on it
     job "2 guests: kill 4, rank 3 on guest 2" "fail:rank 3 with PID [0-9]+ on node 169\\.254\\.79\\.2 exited on signal 9" \
@@ -191,6 +201,12 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
     job "2 guests: kill 3 under --enable-recovery: both survivors FMPL_ERR_PEER" \
         "count:2:kill: rank [01]: FMPL_ERR_PEER from fmpl_recv\\(src=2\\)" 3 \
         FMPL_DCFA_CONNECT_TIMEOUT=20 -- --enable-recovery "$progs/kill" -w recv -d 3
+    # ... and during an ialltoall the agents run: the survivors' ranks look
+    # at the peers themselves (their keepalives) while their agents wait
+    job "2 guests: offload: kill 3 in ialltoall under --enable-recovery" \
+        "count:2:coll_kill: rank [01]: FMPL_ERR_PEER from fmpl_ialltoall" 3 \
+        FMPL_DCFA_OFFLOAD=all FMPL_DCFA_CONNECT_TIMEOUT=20 -- --enable-recovery \
+        "$progs/coll_kill" -w ialltoall
     # nothing left on either guest: no rank, no agent (a second for the
     # agent, which ends once its last rank has)
     sleep 1
@@ -236,6 +252,24 @@ job "coll_neighbor 4" ok 4 -- "$progs/coll_neighbor"
 job "coll_nb 4" ok 4 -- "$progs/coll_nb" -R 20
 job "coll_nb 3 progress thread" ok 3 FMPL_PROGRESS_THREAD=1 -- "$progs/coll_nb" -s 3 -R 10
 job "fft3d 4" "ok:^fft3d: PASS$" 4 -- "$top/examples/fft3d" -n 32 -i 1
+# the host agent running the nonblocking collectives (dcfa_offload.h):
+# all of them, the count said; with the progress thread beside; a
+# transpose by ialltoall; a rank killed in an offloaded ibcast and
+# ialltoall (on WORLD and a split); a bad list
+OFF=(FMPL_DCFA_OFFLOAD=all FMPL_DCFA_OFFLOAD_MIN=0)
+job "offload: coll_nb 4" "all:dcfa: the host agent ran [1-9][0-9]* collectives" 4 \
+    FMPL_VERBOSE=1 "${OFF[@]}" -- "$progs/coll_nb" -R 10
+job "offload: coll_nb 3 progress thread" ok 3 "${OFF[@]}" FMPL_PROGRESS_THREAD=1 -- \
+    "$progs/coll_nb" -s 3 -R 5
+job "offload: fft3d 4 (ialltoall)" "ok:^fft3d: PASS$" 4 FMPL_DCFA_OFFLOAD=alltoall -- \
+    "$top/examples/fft3d" -n 32 -i 1 -b
+job "offload: kill 3 (ibcast)" "fail:coll_kill: rank [01]: FMPL_ERR_PEER from fmpl_ibcast" 3 \
+    FMPL_DCFA_OFFLOAD=bcast -- "$progs/coll_kill" -w ibcast
+job "offload: kill 3 (ialltoall, split)" \
+    "fail:coll_kill: rank [01]: FMPL_ERR_PEER from fmpl_ialltoall" 3 FMPL_DCFA_OFFLOAD=alltoall -- \
+    "$progs/coll_kill" -w ialltoall -S
+job "offload: bad list" "fail:FMPL_DCFA_OFFLOAD=reduce: expected off, all, or" 2 \
+    FMPL_DCFA_OFFLOAD=reduce -- "$progs/pingpong"
 job "blacs_p2p 2" ok 2 -- "$progs/blacs_p2p"
 job "blacs_coll 4" ok 4 -- "$progs/blacs_coll"
 # a peer writing as another rank: dropped (a queue pair has one peer)

@@ -71,6 +71,7 @@ typedef struct fmpl_comm_rec {
     int hier_state;                /* hier.c: 0 not decided, 1 on, -1 flat */
     struct fmpl_hier *hier;
     struct fmpl_sched *nb_first, *nb_last;   /* nonblocking collectives, in order */
+    uint32_t off_seq;              /* collectives handed to the transport's engine */
 } fmpl_comm_rec_t;
 
 /* comm.c */

@@ -15,6 +15,8 @@
  *              IDIRECT_N members, a ring above
  *   igather, iscatter  the root posts every message in one round
  *   ialltoall  pairwise exchange, IWINDOW steps a round
+ * Those without reductions may run in the transport's engine instead
+ * (sched.h: offload; dcfa's host agent).
  * Buffers are the library's until the request completes: blocks land in
  * their places directly; reductions, and an in-place ialltoall's copy of
  * what it sends, take scratch (the schedule's own).
@@ -56,6 +58,7 @@ int fmpl_ibarrier(fmpl_comm_t comm, fmpl_request_t *req)
         fmpl_sched_recv(s, (c->rank - d + n) % n, NULL, 0);
         fmpl_sched_round(s);
     }
+    fmpl_sched_offload(s, "barrier", 0);
     rc = launch(s, req);
     fmpl_leave();
     return rc;
@@ -99,6 +102,7 @@ int fmpl_ibcast(void *buf, size_t size, int root, fmpl_comm_t comm, fmpl_request
     /* the largest subtree first: it has the longest way to go */
     for (int i = nch - 1; s && i >= 0; i--)
         fmpl_sched_send(s, child[i], buf, size);
+    fmpl_sched_offload(s, "bcast", size);
     rc = launch(s, req);
     fmpl_leave();
     return rc;
@@ -223,6 +227,7 @@ int fmpl_iallgather(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t
             fmpl_sched_round(s);
         }
     }
+    fmpl_sched_offload(s, "allgather", size);
     rc = launch(s, req);
     fmpl_leave();
     return rc;
@@ -263,6 +268,7 @@ static int irooted(const void *sendbuf, size_t size, void *recvbuf, int root, fm
                 fmpl_sched_send(s, i, whole + (size_t)i * size, size);
         }
     }
+    fmpl_sched_offload(s, to_root ? "gather" : "scatter", size);
     rc = launch(s, req);
     fmpl_leave();
     return rc;
@@ -316,6 +322,7 @@ int fmpl_ialltoall(const void *sendbuf, size_t size, void *recvbuf, fmpl_comm_t 
             fmpl_sched_round(s);
         }
     }
+    fmpl_sched_offload(s, "alltoall", size);
     rc = launch(s, req);
     fmpl_leave();
     return rc;

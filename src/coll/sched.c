@@ -7,6 +7,7 @@
  * wait move schedules too), never waits, and does not re-enter itself
  * when a message it posts makes progress.
  */
+#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,14 @@ void fmpl_sched_round(fmpl_sched_t *s)
         add(s, FMPL_SOP_END, -1, NULL, NULL, 0);
 }
 
+void fmpl_sched_offload(fmpl_sched_t *s, const char *what, size_t size)
+{
+    if (s) {
+        s->owhat = what;
+        s->osize = size;
+    }
+}
+
 void *fmpl_sched_tmp(fmpl_sched_t *s, size_t len)
 {
     if (!s->tmp && (s->tmp = malloc(len ? len : 1)) == NULL)
@@ -106,8 +115,22 @@ static void unlink_sched(fmpl_sched_t *s)
         }
 }
 
+static void finish(fmpl_sched_t *s, int rc);
+
+/* Complete, in their communicator's order, the schedules whose work is over */
+static void complete(fmpl_comm_rec_t *c)
+{
+    while (c->nb_first && c->nb_first->over)
+        finish(c->nb_first, FMPL_SUCCESS);
+}
+
 static void finish(fmpl_sched_t *s, int rc)
 {
+    if (s->oh) {
+        if (rc != FMPL_SUCCESS)
+            fmpl_g.tl.ops->off_cancel(&fmpl_g.tl, s->oh);
+        s->oh = NULL;
+    }
     if (rc != FMPL_SUCCESS) {
         fmpl_p2p_failall_raw(s->req, s->nreq, rc);
         if (s->status == FMPL_SUCCESS)
@@ -115,6 +138,8 @@ static void finish(fmpl_sched_t *s, int rc)
     }
     s->done = 1;
     unlink_sched(s);
+    if (rc != FMPL_SUCCESS)
+        complete(s->c);            /* those after it may have been waiting */
 }
 
 /* Post the round's messages: receives first, so that their headers are
@@ -142,11 +167,22 @@ static int post(fmpl_sched_t *s)
 /* Advance s as far as it goes without waiting; 1 if anything moved. */
 static int step(fmpl_sched_t *s)
 {
+    if (s->oh) {
+        int rc = fmpl_g.tl.ops->off_test(&fmpl_g.tl, s->oh);
+        if (rc == 0)
+            return 0;
+        s->oh = NULL;              /* the transport is done with it */
+        if (rc == 1)
+            s->over = 1;
+        else
+            finish(s, rc);
+        return 1;
+    }
     int moved = 0;
     while (!s->done) {
         if (!s->posted) {
             if (s->at >= s->nop) {
-                finish(s, FMPL_SUCCESS);
+                s->over = 1;
                 return 1;
             }
             int rc = post(s);
@@ -177,6 +213,58 @@ static int step(fmpl_sched_t *s)
     return moved;
 }
 
+/* The first of c's schedules that runs here, not in the transport's
+ * engine: the one whose turn it is on FMPL_CI_NB. */
+static fmpl_sched_t *first_direct(const fmpl_comm_rec_t *c)
+{
+    fmpl_sched_t *t = c->nb_first;
+    while (t && (t->oh || t->over))
+        t = t->next;
+    return t;
+}
+
+
+/* Hand s to the transport's engine if it takes it (sched.h): 1 if it
+ * did, 0 if s runs here, or an error. */
+static int offload(fmpl_sched_t *s)
+{
+    fmpl_tl_t *tl = &fmpl_g.tl;
+    fmpl_comm_rec_t *c = s->c;
+    if (!s->owhat || c->size < 2 ||
+        !fmpl_tl_off_ok(tl, s->owhat, s->osize, c->ranks, c->size))
+        return 0;
+    /* the shape sched.h asks for: no reduction, no copy after a message */
+    int nx = 0;
+    for (int i = 0; i < s->nop; i++) {
+        int kind = s->op[i].kind;
+        if (kind == FMPL_SOP_RED || (kind == FMPL_SOP_COPY && nx))
+            return 0;
+        nx += kind == FMPL_SOP_SEND || kind == FMPL_SOP_RECV;
+    }
+    fmpl_tl_xfer_t *x = malloc((size_t)(nx ? nx : 1) * sizeof *x);
+    if (!x)
+        return FMPL_ERR_NOMEM;
+    int round = 0, k = 0, in_round = 0;
+    for (int i = 0; i < s->nop; i++) {
+        fmpl_sop_t *o = &s->op[i];
+        if (o->kind == FMPL_SOP_END) {
+            round += in_round > 0;
+            in_round = 0;
+        } else if (o->kind == FMPL_SOP_COPY) {
+            fmpl_coll_copy(o->dst, o->src, o->len);
+        } else {
+            int send = o->kind == FMPL_SOP_SEND;
+            x[k++] = (fmpl_tl_xfer_t){ round, send, c->ranks[o->peer],
+                                       send ? (void *)o->src : o->dst, o->len };
+            in_round++;
+        }
+    }
+    uint32_t chan = (uint32_t)c->idx, seq = c->off_seq++;
+    int rc = tl->ops->off_start(tl, chan, seq, x, nx, &s->oh);
+    free(x);
+    return rc == FMPL_SUCCESS ? 1 : rc;
+}
+
 /* the progress hook: every communicator's first schedule */
 static int engine(void)
 {
@@ -187,8 +275,10 @@ static int engine(void)
     fmpl_sched_t *s = running;
     while (s) {
         fmpl_sched_t *next = s->gnext;   /* s may leave the list */
-        if (s->c->nb_first == s)
+        if (s->oh || first_direct(s->c) == s) {
             n += step(s);
+            complete(s->c);
+        }
         s = next;
     }
     in_engine = 0;
@@ -227,6 +317,9 @@ int fmpl_sched_start(fmpl_sched_t *s, fmpl_request_t *req)
     *p = s;
     *req = (fmpl_request_t){ .kind = FMPL_REQ_COLL, .peer = -1, .mai = -1 };
     req->priv[0] = (uint64_t)(uintptr_t)s;
+    rc = offload(s);
+    if (rc < 0)
+        finish(s, rc);             /* the request ends with the error */
     engine();
     return FMPL_SUCCESS;
 }
@@ -270,6 +363,8 @@ int fmpl_sched_wait(fmpl_request_t *req)
     while (!s->done) {
         if (fmpl_progress() != 0)
             continue;
+        if (s->oh)                 /* the engine (the host's agent) may need this core */
+            nanosleep(&(struct timespec){ 0, 20000 }, NULL);
         int rc = fmpl_wait_idle(&w);
         if (rc != FMPL_SUCCESS)
             finish(s, rc);
@@ -298,6 +393,8 @@ void fmpl_sched_teardown(void)
         fmpl_sched_t *s = running;
         running = s->gnext;
         s->c->nb_first = s->c->nb_last = NULL;
+        if (s->oh)
+            fmpl_g.tl.ops->off_cancel(&fmpl_g.tl, s->oh);
         fmpl_sched_free(s);
     }
 }

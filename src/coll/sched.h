@@ -14,6 +14,15 @@
  * the k-th message between two members on FMPL_CI_NB belongs to the same
  * schedule and round on both sides.  Blocking collectives use other
  * indices and may run while schedules are under way.
+ *
+ * Offload: a schedule the transport's own engine takes (transport.h,
+ * off_*; dcfa: the host's agent) leaves the communicator's order at once
+ * - its messages go on the engine's channel, named by the communicator's
+ * first index and the number of collectives offloaded on it before, the
+ * same on every member since every member makes the same choice - and
+ * its work is over when the engine says so.  Schedules still complete in
+ * their communicator's order: one whose work is over waits for the
+ * earlier ones (fmpl.h's promise).
  */
 #ifndef FMPL_SCHED_H
 #define FMPL_SCHED_H
@@ -42,6 +51,11 @@ typedef struct fmpl_sched {
     fmpl_red_t red;                /* the reduction's operation, if any */
     void *tmp;                     /* scratch the schedule owns */
     int status, done;
+    int over;                      /* its work is done; it completes once every
+                                      earlier one of its communicator has */
+    const char *owhat;             /* fmpl_sched_offload's, or NULL */
+    size_t osize;
+    void *oh;                      /* the transport's handle, when it runs it */
     struct fmpl_sched *next;       /* its communicator's order */
     struct fmpl_sched *gnext;      /* every schedule under way */
 } fmpl_sched_t;
@@ -54,6 +68,11 @@ void  fmpl_sched_recv(fmpl_sched_t *s, int peer, void *buf, size_t len);
 void  fmpl_sched_copy(fmpl_sched_t *s, void *dst, const void *src, size_t len);
 void  fmpl_sched_red(fmpl_sched_t *s, void *inout, const void *in, int count);
 void  fmpl_sched_round(fmpl_sched_t *s);
+/* The transport's engine may run it (transport.h, off_*): collective
+ * `what` of `size` bytes a block.  Only for schedules without reductions
+ * whose copies move blocks that no message touches: the rank does them
+ * when it hands the messages over. */
+void  fmpl_sched_offload(fmpl_sched_t *s, const char *what, size_t size);
 /* scratch of `len` bytes owned by the schedule (one allocation per
  * schedule: call once) */
 void *fmpl_sched_tmp(fmpl_sched_t *s, size_t len);

@@ -189,6 +189,19 @@ typedef struct fmpl_tl_iov {
 
 typedef struct fmpl_tl fmpl_tl_t;
 
+/* One message of a collective handed to the transport's own engine
+ * (ops->off_start): the engine runs the rounds in order, all of a
+ * round's messages complete before the next round's start; between two
+ * ranks, the k-th send of one to the other in a collective pairs with
+ * the other's k-th receive from it. */
+typedef struct fmpl_tl_xfer {
+    int round;
+    int send;                      /* 1 send buf, 0 receive into buf */
+    int peer;
+    void *buf;
+    size_t len;
+} fmpl_tl_xfer_t;
+
 /* FMPL's own work that an emulated machine charges to its clock
  * (fmpl_tl_work(tl, kind, amount)): what the layers above do with their
  * CPU. */
@@ -298,6 +311,24 @@ typedef struct fmpl_tl_ops {
      * on their way: their completions must not touch it.  NULL where the
      * transport keeps no pointer to a comp past the call that counted it */
     void (*forget)(fmpl_tl_t *tl, fmpl_tl_comp_t *comp);
+
+    /* optional (NULL where the transport has none): an engine that runs
+     * a nonblocking collective's messages for the rank while the rank
+     * computes (dcfa: the host's agent, DCFA-MPI's offload).
+     *   off_ok     would collective `what` ("bcast", "alltoall", ...) of
+     *              `size` bytes a block among `peers` go to the engine?
+     *              The same answer on every member: it may depend only on
+     *              its arguments and on job-wide settings.
+     *   off_start  hand the messages over; `chan` and `seq` name the
+     *              collective on every member alike (its communicator, its
+     *              number there); *h its handle.
+     *   off_test   1 done, 0 under way, or an error; h is gone unless 0.
+     *   off_cancel a wait on it gave up (a peer died); h is gone. */
+    int  (*off_ok)(fmpl_tl_t *tl, const char *what, size_t size, const int *peers, int n);
+    int  (*off_start)(fmpl_tl_t *tl, uint32_t chan, uint32_t seq, const fmpl_tl_xfer_t *x,
+                      int n, void **h);
+    int  (*off_test)(fmpl_tl_t *tl, void *h);
+    void (*off_cancel)(fmpl_tl_t *tl, void *h);
 } fmpl_tl_ops_t;
 
 struct fmpl_tl {
@@ -495,6 +526,10 @@ static inline void fmpl_tl_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
     if (tl->ops->forget && comp->pending > 0)
         tl->ops->forget(tl, comp);
 }
+/* the offload engine (ops->off_*) */
+static inline int fmpl_tl_off_ok(fmpl_tl_t *tl, const char *what, size_t size,
+                                 const int *peers, int n)
+{ return tl->ops->off_ok ? tl->ops->off_ok(tl, what, size, peers, n) : 0; }
 /* the hardware collectives (FMPL_TL_CAP_HW_*), split-phase */
 static inline int fmpl_tl_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 { return tl->ops->barrier(tl, st); }

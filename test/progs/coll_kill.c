@@ -5,8 +5,9 @@
  *   coll_kill -w WHAT [-S] [-d DELAY] [-x CODE]
  *     -w  the collective: barrier, bcast, hbcast, reduce, allreduce,
  *         bigallreduce (8 MiB), allgather, gather, scatter, split, halo,
- *         alltoall; iallreduce, ibcast, neighbor (ineighbor_alltoallv on
- *         a ring): started, fmpl_test until done, fmpl_wait
+ *         alltoall; iallreduce, ibcast (100000 bytes), ialltoall (20000
+ *         a block), neighbor (ineighbor_alltoallv on a ring): started,
+ *         fmpl_test until done, fmpl_wait
  *     -S  on a sub-communicator (WORLD split with reversed keys) instead
  *         of WORLD (not for hbcast)
  *     -d  seconds the victim waits, after 3 good rounds, before
@@ -62,15 +63,18 @@ static int one_round(void)
         return fmpl_halo_do(halo);
     if (!strcmp(what, "alltoall"))
         return fmpl_alltoall(buf, 5000, rbuf, C);
-    if (!strcmp(what, "iallreduce") || !strcmp(what, "ibcast") || !strcmp(what, "neighbor")) {
+    if (!strcmp(what, "iallreduce") || !strcmp(what, "ibcast") || !strcmp(what, "neighbor") ||
+        !strcmp(what, "ialltoall")) {
         /* started, then waited for by tests: the request must end */
         fmpl_request_t r;
         int right = (me + 1) % n, left = (me + n - 1) % n, done = 0, rc;
         size_t sz = 3000, off = 0;
-        if (what[1] == 'a')
+        if (!strcmp(what, "iallreduce"))
             rc = fmpl_iallreduce(buf, 1000, fmpl_dsum, C, &r);
-        else if (what[1] == 'b')
+        else if (!strcmp(what, "ibcast"))
             rc = fmpl_ibcast(buf, 100000, 0, C, &r);
+        else if (!strcmp(what, "ialltoall"))
+            rc = fmpl_ialltoall(buf, 20000, rbuf, C, &r);
         else
             rc = fmpl_ineighbor_alltoallv(buf, 1, &right, &sz, &off, rbuf, 1, &left, &sz, &off,
                                           C, &r);
@@ -106,7 +110,7 @@ int main(int argc, char **argv)
     CHECK_RC(fmpl_comm_size(C, &n), FMPL_SUCCESS);
     CHECK_RC(fmpl_comm_rank(C, &me), FMPL_SUCCESS);
     buf = prog_xmalloc(8 << 20);
-    rbuf = prog_xmalloc((size_t)5000 * (size_t)n);
+    rbuf = prog_xmalloc((size_t)20000 * (size_t)n);
     if (!strcmp(what, "halo")) {
         /* a ring: n x 1 periodic */
         int ext[2] = {6, 4}, sh[2] = {1, 1};

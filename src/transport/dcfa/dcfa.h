@@ -77,6 +77,8 @@
 #include <infiniband/verbs.h>
 
 #include "base/dlib.h"
+#include "transport/dcfa/dcfa_agent.h"
+#include "transport/dcfa/dcfa_offload.h"
 #include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
@@ -123,6 +125,7 @@ typedef struct fmpl_dcfa_card {
     uint16_t lid;
     uint8_t mtu;                   /* enum ibv_mtu */
     uint8_t roce;
+    uint8_t offload;               /* its agent runs offloaded collectives */
 } fmpl_dcfa_card_t;
 
 /* A queue pair: libibverbs's (direct mode), or one the agent made whose
@@ -146,9 +149,12 @@ typedef struct fmpl_dcfa_ah {
 /* A peer, as far as we have met it. */
 typedef struct fmpl_dcfa_peer {
     fmpl_dcfa_qp_t qp;             /* ours for it, not made until first contact */
+    fmpl_dcfa_qp_t oqp;            /* the agent's for it (offload), made with qp;
+                                      its queues are mapped in the agent only */
     fmpl_dcfa_ah_t ah;             /* to its connection queue pair */
     fmpl_dcfa_card_t card;
     uint32_t qpn;                  /* its queue pair for us, once ready */
+    uint32_t oqpn;                 /* ... and its agent's (offload) */
     uint8_t ready, have_card;      /* ready: ours connected to it */
     uint8_t probing;               /* a keepalive write in flight (dcfa_ops.c) */
     int sq_used;                   /* our send requests in flight to it */
@@ -168,6 +174,19 @@ typedef struct fmpl_dcfa_op {
     int covers;                    /* unsignalled requests before it that its
                                       completion completes too */
 } fmpl_dcfa_op_t;
+
+/* The offloaded collectives, the rank's side (dcfa_offload.c) */
+struct fmpl_dcfa_offh;
+typedef struct fmpl_dcfa_off {
+    int on;                        /* the agent runs them */
+    unsigned what;                 /* FMPL_DCFA_OFFLOAD: a mask of collectives */
+    size_t min;                    /* FMPL_DCFA_OFFLOAD_MIN */
+    fmpl_off_seg_t *seg;           /* shared with the agent */
+    size_t len;
+    struct ibv_mr *mr;
+    struct fmpl_dcfa_offh *held[FMPL_OFF_SLOTS];   /* each slot's under way */
+    unsigned long started;         /* collectives handed to the agent */
+} fmpl_dcfa_off_t;
 
 typedef struct fmpl_dcfa {
     fmpl_tl_t *tl;
@@ -223,6 +242,7 @@ typedef struct fmpl_dcfa {
     fmpl_rcache_t rc;
     size_t cache_max;              /* registered bytes kept at refs 0, at most */
     int failed_peer;               /* a peer a completion reported unreachable */
+    fmpl_dcfa_off_t off;
     fmpl_rlock_t lock;             /* entry points; progress only tries it */
     fmpl_ticker_t ticker;
 } fmpl_dcfa_t;
@@ -249,6 +269,9 @@ int  fmpl_dcfa_cq_poll(fmpl_dcfa_t *d, int n, struct ibv_wc *wc);
 int  fmpl_dcfa_ah_create(fmpl_dcfa_t *d, struct ibv_ah_attr *a, fmpl_dcfa_ah_t *ah);
 void fmpl_dcfa_ah_destroy(fmpl_dcfa_t *d, fmpl_dcfa_ah_t *ah);
 void fmpl_dcfa_agent_look(fmpl_dcfa_t *d);
+/* A request to the agent (with the file fd unless it is -1): 0 or an
+ * errno value (EPIPE, said, when the agent does not answer) */
+int  fmpl_dcfa_ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, int fd, fmpl_dcfa_arep_t *p);
 
 /* Post one send request (UD: to `ah`), ringing the doorbell.  In line:
  * it is on every message's path, and in the test bed's emulation every
@@ -308,6 +331,20 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc);
 void fmpl_dcfa_conn_sent(fmpl_dcfa_t *d);
 /* The peer whose queue pair (ours) has number qpn, or -1. */
 int  fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn);
+/* Does `peer` have an agent that runs offloaded collectives (its card)? */
+int  fmpl_dcfa_peer_offloads(fmpl_dcfa_t *d, int peer);
+
+/* dcfa_offload.c */
+int  fmpl_dcfa_off_open(fmpl_dcfa_t *d);
+void fmpl_dcfa_off_close(fmpl_dcfa_t *d);
+int  fmpl_dcfa_off_qp(fmpl_dcfa_t *d, int peer, fmpl_dcfa_qp_t *qp);
+/* FMPL_DCFA_OFFLOAD's collectives in words */
+void fmpl_dcfa_off_what(const fmpl_dcfa_t *d, char *buf, size_t len);
+int  fmpl_dcfa_off_ok(fmpl_tl_t *tl, const char *what, size_t size, const int *peers, int n);
+int  fmpl_dcfa_off_start(fmpl_tl_t *tl, uint32_t chan, uint32_t seq, const fmpl_tl_xfer_t *x,
+                         int n, void **h);
+int  fmpl_dcfa_off_test(fmpl_tl_t *tl, void *h);
+void fmpl_dcfa_off_cancel(fmpl_tl_t *tl, void *h);
 
 /* dcfa_mem.c */
 int  fmpl_dcfa_mem_open(fmpl_dcfa_t *d);

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -45,6 +46,7 @@
 #include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
+#include "transport/dcfa/dcfa_offload.h"
 #include "transport/dcfa/dcfa_uverbs.h"
 
 /* ---- reaching it -------------------------------------------------------- */
@@ -203,6 +205,7 @@ typedef struct client {
     int has_cq, has_srq;
     uint32_t pd, cq, srq;
     handles_t qp, ah;
+    fmpl_off_agent_t off;          /* its offloaded collectives (OFFLOAD) */
 } client_t;
 
 static struct {
@@ -258,6 +261,7 @@ static void drop_client(int i)
             fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_QP, c->qp.h[k]);
         for (int k = 0; k < c->ah.n; k++)
             fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_AH, c->ah.h[k]);
+        fmpl_off_agent_close(&c->off);
         if (c->has_srq)
             fmpl_uv_destroy(c->dev, IB_USER_VERBS_CMD_DESTROY_SRQ, c->srq);
         if (c->has_cq)
@@ -345,7 +349,12 @@ static void make(client_t *c, const fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
         break;
     case FMPL_AG_QP:
         p->cap = q->cap;
-        if (!c->has_cq || (q->b && !c->has_srq) ||
+        if (q->b == 2) {
+            if (!(p->err = fmpl_off_agent_qp(&c->off, q->peer, &p->cap, &p->handle,
+                                             &p->num)) &&
+                (p->err = hadd(&c->qp, p->handle)) != 0)
+                fmpl_uv_destroy(fd, IB_USER_VERBS_CMD_DESTROY_QP, p->handle);
+        } else if (!c->has_cq || (q->b && !c->has_srq) ||
             (q->a != IBV_QPT_RC && q->a != IBV_QPT_UD))
             p->err = EINVAL;
         else if (!(p->err = fmpl_uv_create_qp(fd, c->pd, c->cq, c->srq, (int)q->b,
@@ -391,6 +400,12 @@ static void serve(client_t *c, const fmpl_dcfa_areq_t *q, int fd)
         fd = -1;
     } else if (c->dev < 0) {
         p.err = EBADF;             /* nothing to make it in */
+    } else if (q->op == FMPL_AG_OFFLOAD) {
+        if (c->off.on || fd < 0 || q->a < 1 || q->a > (1u << 24))
+            p.err = EINVAL;
+        else if ((p.err = fmpl_off_agent_open(&c->off, c->dev, c->pd, fd, (int)q->a, q->b,
+                                              ag.da.max_cqe)) != 0)
+            fmpl_off_agent_close(&c->off);
     } else {
         make(c, q, &p);
     }
@@ -445,6 +460,11 @@ static void agent_main(int lfd)
     double wait;
     fmpl_env_double("FMPL_DCFA_AGENT_WAIT", 30, 0, 1e6,
                     "seconds the agent waits for its first rank, 0 to 1e6", &wait);
+    double nap_us;
+    fmpl_env_double("FMPL_DCFA_AGENT_NAP", 50, 0, 1e5,
+                    "microseconds the agent sleeps between looks at idle offload slots, "
+                    "0 to 1e5", &nap_us);
+    long nap_ns = (long)(nap_us * 1000);
 
     /* the device as the direct mode opens it (FMPL_DCFA_DEVICE, _PORT,
      * _GID_INDEX from the rank's environment) */
@@ -460,13 +480,25 @@ static void agent_main(int lfd)
             break;                 /* every rank has gone */
         if (!served && fmpl_rtime() - t0 > wait)
             break;                 /* nobody came */
+        /* the offload engines: spin while they have work, look at the
+         * slots every FMPL_DCFA_AGENT_NAP us while they have none */
+        int work = 0, offl = 0;
+        for (int i = 0; i < ag.nc; i++) {
+            work += fmpl_off_agent_run(&ag.c[i].off);
+            offl |= ag.c[i].off.on;
+            work += fmpl_off_agent_busy(&ag.c[i].off);
+        }
         struct pollfd pf[1 + 1024];
         int n = 0;
         pf[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
         for (int i = 0; i < ag.nc && n < 1025; i++)
             pf[n++] = (struct pollfd){ .fd = ag.c[i].fd, .events = POLLIN };
-        if (poll(pf, (nfds_t)n, 1000) <= 0)
+        struct timespec nap = { 0, work ? 0 : nap_ns };
+        if (ppoll(pf, (nfds_t)n, offl ? &nap : &(struct timespec){ 1, 0 }, NULL) <= 0) {
+            if (work)
+                sched_yield();     /* beside the ranks on few cores */
             continue;
+        }
         /* clients first (indices as polled), then new ones */
         for (int i = n - 2; i >= 0; i--) {
             if (!pf[i + 1].revents)

@@ -39,16 +39,21 @@ enum {
                                     * protection domain made */
     FMPL_AG_CQ,                    /* a = entries */
     FMPL_AG_SRQ,                   /* a = work requests */
-    FMPL_AG_QP,                    /* a = type, b = on the SRQ; cap */
+    FMPL_AG_QP,                    /* a = type, b = on the SRQ; cap; b = 2:
+                                    * the agent's for the offloaded traffic to
+                                    * rank `peer` (RC) */
     FMPL_AG_MODIFY,                /* modify (its qp_handle one of ours) */
     FMPL_AG_AH,                    /* ah */
     FMPL_AG_DESTROY_QP,            /* a = handle */
-    FMPL_AG_DESTROY_AH             /* a = handle */
+    FMPL_AG_DESTROY_AH,            /* a = handle */
+    FMPL_AG_OFFLOAD                /* with the rank's segment (dcfa_offload.h,
+                                    * SCM_RIGHTS): a = the job's size, b = the
+                                    * segment's lkey */
 };
 
 typedef struct fmpl_dcfa_areq {
     uint32_t op;
-    int32_t rank;
+    int32_t rank, peer;
     uint32_t a, b;
     struct ibv_qp_cap cap;
     struct ib_uverbs_modify_qp modify;

@@ -56,6 +56,7 @@ typedef struct conn_msg {
     uint32_t magic, kind;
     int32_t from;
     uint32_t qpn;                  /* the sender's RC queue pair for the receiver */
+    uint32_t oqpn;                 /* its agent's, for offloaded collectives, or 0 */
 } conn_msg_t;
 
 /* ---- the queue-pair-number index ---------------------------------------- */
@@ -165,21 +166,31 @@ static int create_qp(fmpl_dcfa_t *d, int r)
     }
     d->peer[r].qp = qp;
     d->nqp++;
-    return index_add(d, qp.num, r);
+    int rc = index_add(d, qp.num, r);
+    /* the agent's beside it, where both ends have an agent that runs
+     * offloaded collectives (dcfa_offload.h) */
+    if (rc == FMPL_SUCCESS && d->off.on && fmpl_dcfa_peer_offloads(d, r))
+        rc = fmpl_dcfa_off_qp(d, r, &d->peer[r].oqp);
+    return rc;
+}
+
+int fmpl_dcfa_peer_offloads(fmpl_dcfa_t *d, int r)
+{
+    return card_of(d, r) == FMPL_SUCCESS && d->peer[r].card.offload;
 }
 
 /* INIT -> RTR -> RTS towards the peer's queue pair for us.  Timeouts:
  * 4.096 us x 2^17 = 537 ms, sent 7 times: a peer whose queue pair is
  * gone fails the request within about 4 s; receiver-not-ready retries
  * for ever (the peer reposts its receives as it applies them). */
-static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
+static int connect_one(fmpl_dcfa_t *d, int r, fmpl_dcfa_qp_t *qp, uint32_t qpn)
 {
     const fmpl_dcfa_card_t *c = &d->peer[r].card;
     struct ibv_qp_attr m = {
         .qp_state = IBV_QPS_RTR, .path_mtu = d->mtu < c->mtu ? d->mtu : (enum ibv_mtu)c->mtu,
         .dest_qp_num = qpn, .rq_psn = 0, .max_dest_rd_atomic = d->rd_atom, .min_rnr_timer = 12,
         .ah_attr = address_of(d, c) };
-    int e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &m,
+    int e = fmpl_dcfa_qp_modify(d, qp, &m,
                                 IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
                                     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
                                     IBV_QP_MIN_RNR_TIMER);
@@ -207,13 +218,33 @@ static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn)
      * dead one. */
     struct ibv_qp_attr s = { .qp_state = IBV_QPS_RTS, .timeout = 17, .retry_cnt = 6,
                              .rnr_retry = 7, .sq_psn = 0, .max_rd_atomic = d->rd_atom };
-    e = fmpl_dcfa_qp_modify(d, &d->peer[r].qp, &s,
+    e = fmpl_dcfa_qp_modify(d, qp, &s,
                             IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
                                 IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
     if (e)
         return fmpl_dcfa_error(d, e, "ibv_modify_qp(RTS)", r);
-    d->peer[r].qpn = qpn;
-    d->peer[r].ready = 1;
+    return FMPL_SUCCESS;
+}
+
+/* ours to the peer's queue pair qpn, and our agent's to its agent's oqpn
+ * (when both have one) */
+static int connect_qp(fmpl_dcfa_t *d, int r, uint32_t qpn, uint32_t oqpn)
+{
+    fmpl_dcfa_peer_t *p = &d->peer[r];
+    int rc = connect_one(d, r, &p->qp, qpn);
+    if (rc == FMPL_SUCCESS && p->oqp.made) {
+        if (!oqpn) {
+            fmpl_log_err("dcfa: rank %d's card says its agent runs offloaded collectives, "
+                         "but it made no queue pair for them", r);
+            return FMPL_ERR_INTERNAL;
+        }
+        rc = connect_one(d, r, &p->oqp, oqpn);
+    }
+    if (rc != FMPL_SUCCESS)
+        return rc;
+    p->qpn = qpn;
+    p->oqpn = oqpn;
+    p->ready = 1;
     return FMPL_SUCCESS;
 }
 
@@ -247,7 +278,7 @@ static int send_conn(fmpl_dcfa_t *d, int r, uint32_t kind)
     int slot = d->ud_tx_next++ % FMPL_DCFA_UD_NTX;
     conn_msg_t *m = (conn_msg_t *)(d->ud_buf + (size_t)(FMPL_DCFA_UD_NRX + slot) *
                                                    FMPL_DCFA_UD_BUF);
-    *m = (conn_msg_t){ MSG_MAGIC, kind, d->tl->rank, p->qp.num };
+    *m = (conn_msg_t){ MSG_MAGIC, kind, d->tl->rank, p->qp.num, p->oqp.num };
     struct ibv_sge sge = { .addr = (uintptr_t)m, .length = sizeof *m, .lkey = d->ud_mr->lkey };
     struct ibv_send_wr wr = { .wr_id = FMPL_DCFA_UD_TAG | FMPL_DCFA_UD_SEND, .sg_list = &sge,
                               .num_sge = 1, .opcode = IBV_WR_SEND,
@@ -279,7 +310,7 @@ void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc)
             if (!p->qp.made)
                 rc = create_qp(d, r);
             if (rc == FMPL_SUCCESS && !p->ready)
-                rc = connect_qp(d, r, m->qpn);
+                rc = connect_qp(d, r, m->qpn, m->oqpn);
             else if (rc == FMPL_SUCCESS && p->qpn != m->qpn)
                 fmpl_log_err("dcfa: rank %d asks again with queue pair %u, connected to %u: "
                              "ignored", r, m->qpn, p->qpn);
@@ -365,7 +396,7 @@ int fmpl_dcfa_conn_open(fmpl_dcfa_t *d)
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_dcfa_card_t card = { .ud_qpn = d->ud.num, .lid = d->lid, .mtu = (uint8_t)d->mtu,
-                              .roce = (uint8_t)d->roce };
+                              .roce = (uint8_t)d->roce, .offload = (uint8_t)d->off.on };
     memcpy(card.gid, d->gid.raw, 16);
     fmpl_boot_t *b = tl->boot;
     rc = b->ops->put(b, "dcfa", &card, sizeof card);
@@ -377,6 +408,7 @@ void fmpl_dcfa_conn_close(fmpl_dcfa_t *d)
 {
     for (int r = 0; d->peer && r < d->tl->size; r++) {
         fmpl_dcfa_qp_destroy(d, &d->peer[r].qp);
+        fmpl_dcfa_qp_destroy(d, &d->peer[r].oqp);
         fmpl_dcfa_ah_destroy(d, &d->peer[r].ah);
     }
     fmpl_dcfa_qp_destroy(d, &d->ud);

@@ -453,6 +453,8 @@ static int dcfa_open(fmpl_tl_t *tl)
         d->connect_timeout = secs;
     }
     if (rc == FMPL_SUCCESS)
+        rc = fmpl_dcfa_off_open(d);
+    if (rc == FMPL_SUCCESS)
         rc = fmpl_dcfa_conn_open(d);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_ticker_start(&d->ticker, tl, fmpl_dcfa_progress, "dcfa");
@@ -476,6 +478,14 @@ static int dcfa_open(fmpl_tl_t *tl)
                   d->gid_index, gid, 128 << d->mtu, tl->size, d->max_inline,
                   tl->kernel_any ? "; a software provider (the kernel's network stack): small "
                                    "blocking receives hold their headers back" : "");
+    char what[96];
+    fmpl_dcfa_off_what(d, what, sizeof what);
+    if (d->off.on)
+        fmpl_log_info("dcfa: the host agent runs the nonblocking %s of %zu bytes a block and "
+                      "more (FMPL_DCFA_OFFLOAD, FMPL_DCFA_OFFLOAD_MIN)", what, d->off.min);
+    else
+        fmpl_log_info("dcfa: no collective goes to the host agent (%s)",
+                      !d->split ? "direct mode" : "FMPL_DCFA_OFFLOAD=off");
     return FMPL_SUCCESS;
 }
 
@@ -514,6 +524,7 @@ static void dcfa_close(fmpl_tl_t *tl)
                       d->rc.idle_bytes >> 10, queues);
     }
     fmpl_dcfa_conn_close(d);
+    fmpl_dcfa_off_close(d);
     fmpl_dcfa_mem_close(d);
     if (d->dev_opened)
         fmpl_dcfa_dev_close(d);
@@ -653,4 +664,8 @@ const fmpl_tl_ops_t fmpl_dcfa_ops = {
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,
     .forget = dcfa_forget,
+    .off_ok = fmpl_dcfa_off_ok,
+    .off_start = fmpl_dcfa_off_start,
+    .off_test = fmpl_dcfa_off_test,
+    .off_cancel = fmpl_dcfa_off_cancel,
 };

@@ -296,6 +296,15 @@ int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle)
     return n == (ssize_t)sizeof db->cmd ? 0 : n < 0 ? errno : EIO;
 }
 
+int fmpl_uv_doorbell_ioctl(int fd, uint32_t qp_handle)
+{
+    struct ib_uverbs_post_send c = { .qp_handle = qp_handle,
+                                     .wqe_size = sizeof(struct ib_uverbs_send_wr) };
+    struct ib_uverbs_post_send_resp r;
+    return fmpl_uv_cmd(fd, 1, IB_USER_VERBS_CMD_POST_SEND, &c, sizeof c, sizeof c, &r,
+                       sizeof r, sizeof r);
+}
+
 static void dest_of(struct ib_uverbs_qp_dest *d, const struct ibv_ah_attr *a)
 {
     memcpy(d->dgid, a->grh.dgid.raw, 16);

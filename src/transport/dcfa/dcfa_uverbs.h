@@ -84,6 +84,11 @@ typedef struct fmpl_uv_db {
  * errno value */
 int fmpl_uv_doorbell(int fd, fmpl_uv_db_t *db, uint32_t qp_handle);
 
+/* The same doorbell through the ioctl: from a process that did not open
+ * the file (the agent ringing the queue pairs it works for a rank,
+ * dcfa_offload.h) */
+int fmpl_uv_doorbell_ioctl(int fd, uint32_t qp_handle);
+
 /* ibv_qp_attr and its mask as the kernel's command (libibverbs's
  * marshalling of ibv_modify_qp) */
 void fmpl_uv_modify_of(struct ib_uverbs_modify_qp *m, uint32_t qp_handle,

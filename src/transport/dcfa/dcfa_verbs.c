@@ -44,16 +44,21 @@
 #include "transport/dcfa/dcfa_agent.h"
 #include "transport/dcfa/dcfa_uverbs.h"
 
-static int ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
+int fmpl_dcfa_ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, int fd, fmpl_dcfa_arep_t *p)
 {
     q->rank = d->tl->rank;
-    int e = fmpl_dcfa_agent_call(d->agent, q, -1, p);
+    int e = fmpl_dcfa_agent_call(d->agent, q, fd, p);
     if (e) {
         fmpl_log_err("dcfa: the host agent (pid %d) does not answer: %s", d->agent_pid,
                      strerror(e));
         return EPIPE;
     }
     return p->err;
+}
+
+static int ask(fmpl_dcfa_t *d, fmpl_dcfa_areq_t *q, fmpl_dcfa_arep_t *p)
+{
+    return fmpl_dcfa_ask(d, q, -1, p);
 }
 
 /* ---- registrations ------------------------------------------------------ */
