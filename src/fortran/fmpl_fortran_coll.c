@@ -33,6 +33,17 @@
  *   call fmpl_igather(sendbuf, size, recvbuf, root, comm, req, ier)
  *   call fmpl_iscatter(sendbuf, size, recvbuf, root, comm, req, ier)
  *   call fmpl_ialltoall(sendbuf, size, recvbuf, comm, req, ier)
+ *   call fmpl_neighbor_alltoallv(sendbuf, ndst, dsts, sendsizes, sdispls,
+ *                                recvbuf, nsrc, srcs, recvsizes, rdispls,
+ *                                comm, ier)
+ *   call fmpl_ineighbor_alltoallv(sendbuf, ndst, dsts, sendsizes, sdispls,
+ *                                 recvbuf, nsrc, srcs, recvsizes, rdispls,
+ *                                 comm, req, ier)
+ *   call fmpl_neighbor_init(sendbuf, ndst, dsts, sendsizes, sdispls,
+ *                           recvbuf, nsrc, srcs, recvsizes, rdispls,
+ *                           comm, nb, ier)
+ *   call fmpl_neighbor_start(nb, req, ier)
+ *   call fmpl_neighbor_free(nb, ier)
  *   call fmpl_halo_init(array, elem_size, ndims, extent, shadow, nbr,
  *                       flags, comm, halo, ier)
  *   call fmpl_halo_do(halo, ier)
@@ -52,14 +63,20 @@
  * is a default INTEGER, 1 when the exchange is over, else 0.
  *
  * count, counts, func, root, comm, key, color, rank, ndims, flags, d, kind,
- * done: default INTEGER; func is one of the fmpl_[iscdz]{sum,max,min}
- * constants of fmplf.h; `work` an array the size of buf (the paper's
- * scratch area).
+ * done, ndst, nsrc, dsts, srcs: default INTEGER; func is one of the
+ * fmpl_[iscdz]{sum,max,min} constants of fmplf.h; `work` an array the
+ * size of buf (the paper's scratch area); dsts and srcs arrays of ndst
+ * and nsrc ranks of comm, from 0 as in C.
  * sizes, displs, sendsizes, sdispls, recvsizes, rdispls: INTEGER*8 arrays
  * of one byte count per member of comm, copied into size_t arrays; a
  * negative one is FMPL_ERR_ARG.  Those that fmpl.h reads at the root only
  * (gatherv, scatterv) are read at the root only here too, so the other
- * members may pass any array (of one element, say).
+ * members may pass any array (of one element, say).  The neighbour
+ * exchanges' have one per list entry instead: ndst for sendsizes and
+ * sdispls, nsrc for recvsizes and rdispls.  Their buffers are the
+ * library's until the request's wait (ineighbor, start) or until
+ * fmpl_neighbor_free (init): ASYNCHRONOUS, like the halo array.  nb is
+ * INTEGER*8, as halo is (an address; 0 after fmpl_neighbor_free).
  * The halo calls take the array's dimensions in FORTRAN order: for
  * a(1-w:nx+w, 1-w:ny+w) pass extent = (/nx, ny/), shadow = (/w, w/),
  * nbr = (/lower_x, upper_x, lower_y, upper_y/) (ranks in comm, -1 for
@@ -384,6 +401,106 @@ FMPLF_API void fmpl_ialltoall_(const void *sendbuf, const int64_t *size, void *r
     CHECK_SIZE(size);
     fmpl_request_t *r = freq(req);
     *ier = r ? fmpl_ialltoall(sendbuf, FSIZE(size), recvbuf, *comm, r) : FMPL_ERR_ARG;
+}
+
+/*
+ * The neighbour exchanges' byte counts: sendsizes and sdispls of ndst
+ * elements, recvsizes and rdispls of nsrc, as size_t (fsizes).  A
+ * negative ndst or nsrc converts nothing, for the C call to report.  On
+ * an error none holds anything; fnb_free() releases what they took.
+ */
+typedef struct {
+    fsizes_t ss, sd, rs, rd;
+} fnb_t;
+
+static void fnb_free(fnb_t *l)
+{
+    fsizes_free(&l->rd);
+    fsizes_free(&l->rs);
+    fsizes_free(&l->sd);
+    fsizes_free(&l->ss);
+}
+
+static int fnb_lists(fnb_t *l, const int64_t *sendsizes, const int64_t *sdispls, int ndst,
+                     const int64_t *recvsizes, const int64_t *rdispls, int nsrc)
+{
+    int rc;
+    l->ss.v = l->sd.v = l->rs.v = l->rd.v = NULL;
+    if ((rc = fsizes(&l->ss, sendsizes, ndst)) != FMPL_SUCCESS ||
+        (rc = fsizes(&l->sd, sdispls, ndst)) != FMPL_SUCCESS ||
+        (rc = fsizes(&l->rs, recvsizes, nsrc)) != FMPL_SUCCESS ||
+        (rc = fsizes(&l->rd, rdispls, nsrc)) != FMPL_SUCCESS)
+        fnb_free(l);
+    return rc;
+}
+
+FMPLF_API void fmpl_neighbor_alltoallv_(const void *sendbuf, const int *ndst, const int *dsts,
+                                        const int64_t *sendsizes, const int64_t *sdispls,
+                                        void *recvbuf, const int *nsrc, const int *srcs,
+                                        const int64_t *recvsizes, const int64_t *rdispls,
+                                        const int *comm, int *ier)
+{
+    fnb_t l;
+    int rc = fnb_lists(&l, sendsizes, sdispls, *ndst, recvsizes, rdispls, *nsrc);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_neighbor_alltoallv(sendbuf, *ndst, dsts, l.ss.v, l.sd.v, recvbuf, *nsrc,
+                                     srcs, l.rs.v, l.rd.v, *comm);
+    fnb_free(&l);
+    *ier = rc;
+}
+
+/* the lists are read when the exchange starts: their size_t copies may
+ * go when the call returns */
+FMPLF_API void fmpl_ineighbor_alltoallv_(const void *sendbuf, const int *ndst, const int *dsts,
+                                         const int64_t *sendsizes, const int64_t *sdispls,
+                                         void *recvbuf, const int *nsrc, const int *srcs,
+                                         const int64_t *recvsizes, const int64_t *rdispls,
+                                         const int *comm, int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    if (r == NULL) {
+        *ier = FMPL_ERR_ARG;
+        return;
+    }
+    fnb_t l;
+    int rc = fnb_lists(&l, sendsizes, sdispls, *ndst, recvsizes, rdispls, *nsrc);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_ineighbor_alltoallv(sendbuf, *ndst, dsts, l.ss.v, l.sd.v, recvbuf, *nsrc,
+                                      srcs, l.rs.v, l.rd.v, *comm, r);
+    fnb_free(&l);
+    *ier = rc;
+}
+
+/* fmpl_neighbor_init copies the lists; nb is 0 unless it succeeds */
+FMPLF_API void fmpl_neighbor_init_(const void *sendbuf, const int *ndst, const int *dsts,
+                                   const int64_t *sendsizes, const int64_t *sdispls,
+                                   void *recvbuf, const int *nsrc, const int *srcs,
+                                   const int64_t *recvsizes, const int64_t *rdispls,
+                                   const int *comm, int64_t *nb, int *ier)
+{
+    fmpl_neighbor_t h = NULL;
+    fnb_t l;
+    int rc = fnb_lists(&l, sendsizes, sdispls, *ndst, recvsizes, rdispls, *nsrc);
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_neighbor_init(sendbuf, *ndst, dsts, l.ss.v, l.sd.v, recvbuf, *nsrc, srcs,
+                                l.rs.v, l.rd.v, *comm, &h);
+    fnb_free(&l);
+    *nb = (int64_t)(intptr_t)h;
+    *ier = rc;
+}
+
+FMPLF_API void fmpl_neighbor_start_(const int64_t *nb, int64_t *req, int *ier)
+{
+    fmpl_request_t *r = freq(req);
+    *ier = r ? fmpl_neighbor_start((fmpl_neighbor_t)(intptr_t)*nb, r) : FMPL_ERR_ARG;
+}
+
+FMPLF_API void fmpl_neighbor_free_(int64_t *nb, int *ier)
+{
+    fmpl_neighbor_t h = (fmpl_neighbor_t)(intptr_t)*nb;
+    *ier = fmpl_neighbor_free(&h);
+    if (*ier == FMPL_SUCCESS)
+        *nb = 0;
 }
 
 FMPLF_API void fmpl_halo_init_(void *array, const int64_t *elem_size, const int *ndims,

@@ -41,14 +41,16 @@
 ! (no -fallow-argument-mismatch).  An array section that is not
 ! contiguous (a(1:n:2)) is still copied in and out by the compiler: fine
 ! for blocking calls, wrong for fmpl_isend/irecv, the nonblocking
-! collectives (fmpl_ibcast ...), fmpl_sendbuff_set and fmpl_halo_init,
-! whose buffers FMPL keeps using after the call (they are ASYNCHRONOUS
+! collectives (fmpl_ibcast ...), fmpl_ineighbor_alltoallv,
+! fmpl_neighbor_init, fmpl_sendbuff_set and fmpl_halo_init, whose
+! buffers FMPL keeps using after the call (they are ASYNCHRONOUS
 ! here; declare the actual arrays ASYNCHRONOUS too).
 !
 ! Kinds: FMPL_SIZE_KIND for byte counts (and fmpl_halo_init's
 ! elem_size), FMPL_REQUEST_KIND for the words of a request array
 ! integer(FMPL_REQUEST_KIND) :: req(FMPL_REQUEST_WORDS), FMPL_ADDRESS_KIND
-! for a halo handle.  All three are C's int64_t, which the C side takes.
+! for a halo or neighbour-exchange handle.  All three are C's int64_t,
+! which the C side takes.
 !
 ! fmpl_reduce and fmpl_allreduce take `work` as an optional argument:
 ! leave it out (call fmpl_allreduce(x, n, fmpl_dsum, comm, ier=ier)) and
@@ -503,6 +505,81 @@ module fmpl
       integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
       integer(c_int), intent(out) :: ier
     end subroutine fmpl_ialltoall
+
+    ! ---- neighbour exchanges (fmpl_fortran_coll.c) --------------------
+    ! ranks dsts(ndst) and srcs(nsrc) of comm, from 0; byte counts and
+    ! displacements one per list entry (sendsizes(ndst), recvsizes(nsrc)
+    ! ...); the nonblocking and persistent forms' buffers are FMPL's until
+    ! the wait (fmpl_ineighbor_alltoallv) or fmpl_neighbor_free
+
+    subroutine fmpl_neighbor_alltoallv(sendbuf, ndst, dsts, sendsizes, sdispls, recvbuf, &
+                                       nsrc, srcs, recvsizes, rdispls, comm, ier) &
+        bind(C, name="fmpl_neighbor_alltoallv_")
+      import :: c_int, FMPL_SIZE_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in) :: sendbuf
+      integer(c_int), intent(in) :: ndst
+      integer(c_int), intent(in) :: dsts(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: sendsizes(*), sdispls(*)
+      type(*), dimension(*), intent(inout) :: recvbuf
+      integer(c_int), intent(in) :: nsrc
+      integer(c_int), intent(in) :: srcs(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: recvsizes(*), rdispls(*)
+      integer(c_int), intent(in) :: comm
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_neighbor_alltoallv
+
+    subroutine fmpl_ineighbor_alltoallv(sendbuf, ndst, dsts, sendsizes, sdispls, recvbuf, &
+                                        nsrc, srcs, recvsizes, rdispls, comm, req, ier) &
+        bind(C, name="fmpl_ineighbor_alltoallv_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(c_int), intent(in) :: ndst
+      integer(c_int), intent(in) :: dsts(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: sendsizes(*), sdispls(*)
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: nsrc
+      integer(c_int), intent(in) :: srcs(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: recvsizes(*), rdispls(*)
+      integer(c_int), intent(in) :: comm
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_ineighbor_alltoallv
+
+    ! local (not collective): the lists are copied, the buffers kept
+    subroutine fmpl_neighbor_init(sendbuf, ndst, dsts, sendsizes, sdispls, recvbuf, &
+                                  nsrc, srcs, recvsizes, rdispls, comm, nb, ier) &
+        bind(C, name="fmpl_neighbor_init_")
+      import :: c_int, FMPL_SIZE_KIND, FMPL_ADDRESS_KIND
+      !GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf, recvbuf
+      type(*), dimension(*), intent(in), asynchronous :: sendbuf
+      integer(c_int), intent(in) :: ndst
+      integer(c_int), intent(in) :: dsts(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: sendsizes(*), sdispls(*)
+      type(*), dimension(*), intent(inout), asynchronous :: recvbuf
+      integer(c_int), intent(in) :: nsrc
+      integer(c_int), intent(in) :: srcs(*)
+      integer(FMPL_SIZE_KIND), intent(in) :: recvsizes(*), rdispls(*)
+      integer(c_int), intent(in) :: comm
+      integer(FMPL_ADDRESS_KIND), intent(out) :: nb
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_neighbor_init
+
+    ! one exchange with the buffers' current contents, ended by fmpl_wait
+    subroutine fmpl_neighbor_start(nb, req, ier) bind(C, name="fmpl_neighbor_start_")
+      import :: c_int, FMPL_ADDRESS_KIND, FMPL_REQUEST_KIND, FMPL_REQUEST_WORDS
+      integer(FMPL_ADDRESS_KIND), intent(in) :: nb
+      integer(FMPL_REQUEST_KIND), intent(inout) :: req(FMPL_REQUEST_WORDS)
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_neighbor_start
+
+    ! nb becomes 0
+    subroutine fmpl_neighbor_free(nb, ier) bind(C, name="fmpl_neighbor_free_")
+      import :: c_int, FMPL_ADDRESS_KIND
+      integer(FMPL_ADDRESS_KIND), intent(inout) :: nb
+      integer(c_int), intent(out) :: ier
+    end subroutine fmpl_neighbor_free
 
     ! ---- halo exchange (fmpl_fortran_coll.c) --------------------------
 

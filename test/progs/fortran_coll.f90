@@ -1,5 +1,6 @@
 ! fortran_coll - the Fortran bindings of the collectives (blocking and
-! nonblocking), communicators and halo exchange (whole and in parts),
+! nonblocking), the neighbour exchanges (blocking, nonblocking and
+! persistent), communicators and halo exchange (whole and in parts),
 ! checked against values every rank can compute.  Exits non-zero (stop 1)
 ! on any mismatch.  Through `use fmpl`.
 program fortran_coll
@@ -25,6 +26,11 @@ program fortran_coll
   double precision, asynchronous :: hsum(1)
   double precision :: s
   integer :: nv, done, round, comm2, c2size, c2rank
+  ! the neighbour exchanges on a ring: to the right and to the left
+  integer :: nbdst(2), nbsrc(2)
+  integer(FMPL_SIZE_KIND) :: nbssz(2), nbsdp(2), nbrsz(2), nbrdp(2)
+  integer(FMPL_ADDRESS_KIND) :: nbh
+  double precision, asynchronous :: nbs(5), nbv(7)
 
   call fmpl_init(4, ier)
   call check(ier, 'init')
@@ -414,6 +420,81 @@ program fortran_coll
   if (ier /= FMPL_ERR_REQUEST) call fail('a failed start made the request active')
   if (nfail > 0) call fail('the nonblocking collectives (above)')
 
+  ! ---- neighbour exchanges ---------------------------------------------
+  ! A ring: each member sends 3 doubles to its right neighbour (k = 1..3)
+  ! and 2 to its left one (k = 4, 5), 100 * from + 10 * to + k (+ 1000 *
+  ! the pass); it receives the left one's block (3 doubles) at
+  ! nbv(4:6) and the right one's (2) at nbv(1:2): nbv(3) and nbv(7)
+  ! stay -1.  With 2 members both neighbours are one member named twice,
+  ! with 1 itself: the k-th block to a peer is the k-th from it.
+  nfail = 0
+  nbdst = (/ mod(me + 1, np), mod(me - 1 + np, np) /)
+  nbssz = (/ 24_8, 16_8 /)
+  nbsdp = (/ 0_8, 24_8 /)
+  nbsrc = (/ mod(me - 1 + np, np), mod(me + 1, np) /)
+  nbrsz = (/ 24_8, 16_8 /)
+  nbrdp = (/ 24_8, 0_8 /)
+
+  call nb_fill(0)
+  call fmpl_neighbor_alltoallv(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                               FMPL_COMM_WORLD, ier)
+  call check(ier, 'neighbor_alltoallv')
+  call nb_expect('neighbor_alltoallv', 0)
+
+  call nb_fill(1)
+  req = 0
+  call fmpl_ineighbor_alltoallv(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                                FMPL_COMM_WORLD, req, ier)
+  call check(ier, 'ineighbor_alltoallv')
+  call fmpl_wait(req, ier)
+  call check(ier, 'wait ineighbor_alltoallv')
+  call nb_expect('ineighbor_alltoallv', 1)
+
+  ! persistent: the lists are copied (changed here after init, unused
+  ! since), every start sends the buffers' contents of the moment
+  call fmpl_neighbor_init(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                          FMPL_COMM_WORLD, nbh, ier)
+  call check(ier, 'neighbor_init')
+  if (nbh == 0) call fail('neighbor_init handle')
+  nbdst = -5
+  nbrsz = 0
+  do round = 2, 3
+    call nb_fill(round)
+    call fmpl_neighbor_start(nbh, req, ier)
+    call check(ier, 'neighbor_start')
+    call fmpl_wait(req, ier)
+    call check(ier, 'wait neighbor_start')
+    call nb_expect('neighbor_start', round)
+  end do
+  call fmpl_neighbor_free(nbh, ier)
+  call check(ier, 'neighbor_free')
+  if (nbh /= 0) call fail('neighbor_free handle')
+  call fmpl_neighbor_free(nbh, ier)
+  if (ier /= FMPL_ERR_ARG) call fail('neighbor_free of 0: not FMPL_ERR_ARG')
+  call fmpl_neighbor_start(nbh, req, ier)
+  if (ier /= FMPL_ERR_ARG) call fail('neighbor_start of 0: not FMPL_ERR_ARG')
+
+  ! argument errors, on every member alike, nothing started: a negative
+  ! byte count (the binding), a rank outside the communicator (C)
+  nbdst = (/ mod(me + 1, np), mod(me - 1 + np, np) /)
+  nbrsz = (/ 24_8, 16_8 /)
+  nbssz(2) = -16
+  call fmpl_ineighbor_alltoallv(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                                FMPL_COMM_WORLD, req, ier)
+  if (ier /= FMPL_ERR_ARG) call fail('ineighbor_alltoallv with a negative size: not FMPL_ERR_ARG')
+  call fmpl_neighbor_init(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                          FMPL_COMM_WORLD, nbh, ier)
+  if (ier /= FMPL_ERR_ARG .or. nbh /= 0) &
+    call fail('neighbor_init with a negative size: not FMPL_ERR_ARG and handle 0')
+  nbssz(2) = 16
+  nbdst(1) = np
+  call fmpl_neighbor_alltoallv(nbs, 2, nbdst, nbssz, nbsdp, nbv, 2, nbsrc, nbrsz, nbrdp, &
+                               FMPL_COMM_WORLD, ier)
+  if (ier /= FMPL_ERR_RANK) call fail('neighbor_alltoallv to rank np: not FMPL_ERR_RANK')
+  call fmpl_wait(req, ier)
+  if (ier /= FMPL_ERR_REQUEST) call fail('a failed neighbour start made the request active')
+  if (nfail > 0) call fail('the neighbour exchanges (above)')
+
   ! odd and even ranks, reversed order inside each
   call fmpl_comm_split(FMPL_COMM_WORLD, mod(me, 2), -me, comm, ier)
   call check(ier, 'comm_split')
@@ -529,6 +610,38 @@ contains
       end do
     end do
   end subroutine check_gathered
+
+  ! the neighbour exchange's send buffer for a pass, receive buffer -1
+  subroutine nb_fill(pass)
+    integer, intent(in) :: pass
+    integer :: k
+    do k = 1, 3
+      nbs(k) = dble(1000 * pass + 100 * me + 10 * mod(me + 1, np) + k)
+    end do
+    do k = 4, 5
+      nbs(k) = dble(1000 * pass + 100 * me + 10 * mod(me - 1 + np, np) + k)
+    end do
+    nbv = -1
+  end subroutine nb_fill
+
+  ! every element of the receive buffer after a pass
+  subroutine nb_expect(what, pass)
+    character(*), intent(in) :: what
+    integer, intent(in) :: pass
+    integer :: k, left, right
+    left = mod(me - 1 + np, np)
+    right = mod(me + 1, np)
+    do k = 1, 2
+      call expect_d(what // ' (from the right)', k, nbv(k), &
+                    dble(1000 * pass + 100 * right + 10 * me + 3 + k))
+    end do
+    call expect_d(what // ' (gap)', 3, nbv(3), -1d0)
+    do k = 1, 3
+      call expect_d(what // ' (from the left)', 3 + k, nbv(3 + k), &
+                    dble(1000 * pass + 100 * left + 10 * me + k))
+    end do
+    call expect_d(what // ' (past the blocks)', 7, nbv(7), -1d0)
+  end subroutine nb_expect
 
   ! one element: printed and counted when wrong
   subroutine expect_i(what, idx, got, want)
