@@ -263,6 +263,7 @@ static const struct kspec kill_specs[] = {
     {4, "alltoall", 0, NULL},
     {3, "iallreduce", 0, NULL},
     {5, "ibcast", 1, NULL},
+    {4, "ialltoall", 0, NULL},
     {4, "neighbor", 0, NULL},
     {3, "iallreduce", 0, PTHR},
 };

@@ -44,7 +44,10 @@
 #                   killed (SIGKILL) in a job: the job fails, a rank naming
 #                   it; no agent left behind at the end; a process of
 #                   another user saying hello at the agent's socket gets
-#                   nothing (and the job's own user does)
+#                   nothing (and the job's own user does); another user's
+#                   socket bound first under the agent's name is refused
+#                   by the rank, naming its user (direct mode then, or
+#                   fmpl_init failing with FMPL_DCFA_AGENT=1)
 #   queue pairs     made on first use: a ring of 6 makes 2 a rank, all to
 #                   all among 4 makes 3 (FMPL_VERBOSE's account)
 #   faults          a rank killed while the others wait on it: each
@@ -385,6 +388,48 @@ grep -q "refused a client of user 4242" "$tmp/out" ||
     why="${why:+$why; }the agent did not say it refused user 4242"
 secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
 report "another user: the agent refuses it" "$secs" "$why"
+
+# ---- another user's socket where the agent's should be ------------------
+# The other way round: a process of another user binds the agent's name
+# before the job's rank can (a singleton's job id is s<its pid>, so the
+# name is known before the rank starts, as exec keeps the pid).  The rank
+# must refuse that socket - it would hand it its device file, in whose
+# protection domain the squatter could then reach the rank's memory -
+# naming its user; by default it then runs in direct mode (and the job
+# runs), with FMPL_DCFA_AGENT=1 fmpl_init fails.
+# squatted ENV...: one such singleton job, its output in $tmp/out; sets st
+squatted() {
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    env "$@" timeout -k 5 60 bash -c 'name="fmpl-dcfa-agent.$(id -u).s$$"
+        setpriv --reuid=4242 --regid=4242 --clear-groups "$1" -b "$name" &
+        for _ in $(seq 1 100); do grep -q "@$name" /proc/net/unix && break; sleep 0.1; done
+        exec "$2" -c w' _ "$progs/intrude" "$progs/coll_ops" >"$tmp/out" 2>&1 </dev/null
+    st=$?
+    sleep 0.5                      # the squatter leaves once the rank has gone
+}
+refused="the agent socket @fmpl-dcfa-agent\\.[0-9]+\\.s[0-9]+ belongs to user 4242, not to this job's user [0-9]+: refusing it"
+t0=$(date +%s%N)
+squatted FMPL_VERBOSE=1
+secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+why=""
+if ! grep -q "intrude: squatting @fmpl-dcfa-agent" "$tmp/out"; then
+    why="the other user could not take the agent's name first"
+elif ! grep -qE "$refused" "$tmp/out"; then
+    why="the rank did not refuse the squatted socket, naming its user"
+elif [ $st != 0 ] || ! grep -q "dcfa: direct mode (this process owns the verbs resources: the host agent failed" "$tmp/out"; then
+    why="the job did not run in direct mode (status $st)"
+fi
+report "a squatted agent socket: refused, direct mode" "$secs" "$why"
+t0=$(date +%s%N)
+squatted FMPL_DCFA_AGENT=1
+secs=$(( ($(date +%s%N) - t0) / 1000000000 ))
+why=""
+if ! grep -qE "$refused" "$tmp/out"; then
+    why="the rank did not refuse the squatted socket, naming its user"
+elif [ $st = 0 ] || [ $st = 124 ]; then
+    why="the job's exit status is $st"
+fi
+report "a squatted agent socket, FMPL_DCFA_AGENT=1: fmpl_init fails" "$secs" "$why"
 
 # ---- nothing left: every agent ended with its job ------------------------
 sleep 1

@@ -7,6 +7,7 @@
  *
  *   intrude PID...
  *   intrude -s NAME
+ *   intrude -b NAME
  *
  * The doors, for each PID:
  *   attach   ptrace(PTRACE_SEIZE), detached at once if it worked (what
@@ -24,6 +25,10 @@
  * connect to: connect and say hello as a rank would, then hand it a file
  * of its device; the door is open if the agent makes a protection domain
  * in it.
+ * -b: squat the agent's socket NAME before the job can: bind and listen
+ * on it (saying "intrude: squatting @NAME"), accept one client, and wait
+ * until it goes (at most 30 s); the client, a rank looking for its
+ * agent, must see that the socket is another user's and refuse it.
  * Prints "intrude: PID DOOR: refused (REASON)" or "intrude: PID DOOR:
  * OPEN"; a memfd door also names the segment.  Exits 0 when it could try
  * everything, 2 on a usage error.
@@ -183,12 +188,42 @@ static int try_agent(const char *name)
 #endif
 }
 
+static int squat(const char *name)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof a.sun_path - 1) {
+        fprintf(stderr, "intrude: bad socket name '%s'\n", name);
+        return 2;
+    }
+    memcpy(a.sun_path + 1, name, n);       /* abstract: sun_path[0] = 0 */
+    int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (s < 0 ||
+        bind(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) !=
+            0 ||
+        listen(s, 4) != 0) {
+        printf("intrude: cannot squat @%s: %s\n", name, strerror(errno));
+        return 1;
+    }
+    printf("intrude: squatting @%s\n", name);
+    fflush(stdout);
+    alarm(30);                             /* never outlive a test that went wrong */
+    int c = accept(s, NULL, NULL);
+    char buf[512];
+    while (c >= 0 && read(c, buf, sizeof buf) > 0)
+        ;
+    printf("intrude: a client came and went\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "-s") == 0)
         return try_agent(argv[2]);
+    if (argc == 3 && strcmp(argv[1], "-b") == 0)
+        return squat(argv[2]);
     if (argc < 2 || argv[1][0] == '-') {
-        fprintf(stderr, "usage: intrude PID... | intrude -s NAME\n");
+        fprintf(stderr, "usage: intrude PID... | intrude -s NAME | intrude -b NAME\n");
         return 2;
     }
     for (int i = 1; i < argc; i++) {
