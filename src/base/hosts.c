@@ -60,17 +60,17 @@ typedef struct host_card {
     char names[HOST_MAX + 64];
 } host_card_t;
 
-/* Is any rank crowded (as fmpl_hosts_learn judges its own case below), from
- * every rank's CPUs and machine number: the same answer on every rank
- * (-1: out of memory).  Ranks sorted by machine, so that only ranks of
- * one machine meet. */
+/* Is any rank crowded (as fmpl_hosts_learn judges its own case below),
+ * counting `extra` more processes on each machine, from every rank's CPUs
+ * and machine number: the same answer on every rank (-1: out of memory).
+ * Ranks sorted by machine, so that only ranks of one machine meet. */
 static const int *sort_mach;
 static int by_machine(const void *a, const void *b)
 {
     int x = sort_mach[*(const int *)a], y = sort_mach[*(const int *)b];
     return x < y ? -1 : x > y;
 }
-static int any_crowded(int size, const cpu_set_t *cpus, const int *mach)
+static int any_crowded(int size, const cpu_set_t *cpus, const int *mach, int extra)
 {
     int *order = malloc((size_t)size * sizeof *order);
     if (!order)
@@ -91,7 +91,7 @@ static int any_crowded(int size, const cpu_set_t *cpus, const int *mach)
                 CPU_AND(&both, &cpus[order[b]], q);
                 in += CPU_EQUAL(&both, &cpus[order[b]]);
             }
-            crowded = in > CPU_COUNT(q);
+            crowded = in + extra > CPU_COUNT(q);
         }
     }
     free(order);
@@ -116,6 +116,7 @@ int fmpl_hosts_learn(fmpl_hosts_t *lay, fmpl_boot_t *b)
     lay->machine_ranks = 1;
     lay->crowded = 0;
     lay->crowded_any = 0;
+    lay->spare_all = 0;
     if (b->size == 1)
         return FMPL_SUCCESS;
     my_host(mine.names, HOST_MAX);
@@ -189,11 +190,14 @@ int fmpl_hosts_learn(fmpl_hosts_t *lay, fmpl_boot_t *b)
                       "waits give the core away early", inside, CPU_COUNT(&mine.cpus),
                       b->rank);
     if (rc == FMPL_SUCCESS) {
-        int any = any_crowded(b->size, cpus, mach);
-        if (any < 0)
+        int any = any_crowded(b->size, cpus, mach, 0);
+        int full = any ? any : any_crowded(b->size, cpus, mach, 1);
+        if (any < 0 || full < 0)
             rc = FMPL_ERR_NOMEM;
-        else
+        else {
             lay->crowded_any = any;
+            lay->spare_all = !full;
+        }
     }
     if (lay->crowded_any && !lay->crowded)
         fmpl_log_info("rank %d has its CPUs, other ranks share theirs: collectives "

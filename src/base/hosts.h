@@ -25,6 +25,9 @@ typedef struct fmpl_hosts {
     /* ... some rank's are, the same on every rank: what choices every
      * rank must make alike (a collective's algorithm) ask */
     int crowded_any;
+    /* every machine has a CPU its ranks leave free (for a helper process
+     * such as dcfa's host agent), the same on every rank */
+    int spare_all;
 } fmpl_hosts_t;
 
 /* Collective over the job (a bootstrap put and fence): fills *lay

@@ -7,10 +7,10 @@
  * wait move schedules too), never waits, and does not re-enter itself
  * when a message it posts makes progress.
  */
-#include <time.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "coll/sched.h"
 #include "p2p/progress.h"
@@ -222,7 +222,6 @@ static fmpl_sched_t *first_direct(const fmpl_comm_rec_t *c)
         t = t->next;
     return t;
 }
-
 
 /* Hand s to the transport's engine if it takes it (sched.h): 1 if it
  * did, 0 if s runs here, or an error. */

@@ -148,19 +148,29 @@ static void try_fds(long pid)
         printf("intrude: %ld fd: no memfd to try\n", pid);
 }
 
+/* The abstract socket NAME's address (sun_path[0] is 0): its length, or 0
+ * (said) when the name does not fit */
+static socklen_t abstract(const char *name, struct sockaddr_un *a)
+{
+    size_t n = strlen(name);
+    *a = (struct sockaddr_un){ .sun_family = AF_UNIX };
+    if (n == 0 || n >= sizeof a->sun_path - 1) {
+        fprintf(stderr, "intrude: bad socket name '%s'\n", name);
+        return 0;
+    }
+    memcpy(a->sun_path + 1, name, n);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+}
+
 static int try_agent(const char *name)
 {
 #ifdef FMPL_HAVE_VERBS
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
-    size_t n = strlen(name);
-    if (n == 0 || n >= sizeof a.sun_path - 1) {
-        fprintf(stderr, "intrude: bad socket name '%s'\n", name);
+    struct sockaddr_un a;
+    socklen_t alen = abstract(name, &a);
+    if (!alen)
         return 2;
-    }
-    memcpy(a.sun_path + 1, name, n);       /* abstract: sun_path[0] = 0 */
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (s < 0 || connect(s, (struct sockaddr *)&a,
-                         (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) != 0) {
+    if (s < 0 || connect(s, (struct sockaddr *)&a, alen) != 0) {
         say(0, "agent", errno, name);
         return 0;
     }
@@ -190,18 +200,12 @@ static int try_agent(const char *name)
 
 static int squat(const char *name)
 {
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
-    size_t n = strlen(name);
-    if (n == 0 || n >= sizeof a.sun_path - 1) {
-        fprintf(stderr, "intrude: bad socket name '%s'\n", name);
+    struct sockaddr_un a;
+    socklen_t alen = abstract(name, &a);
+    if (!alen)
         return 2;
-    }
-    memcpy(a.sun_path + 1, name, n);       /* abstract: sun_path[0] = 0 */
     int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-    if (s < 0 ||
-        bind(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) !=
-            0 ||
-        listen(s, 4) != 0) {
+    if (s < 0 || bind(s, (struct sockaddr *)&a, alen) != 0 || listen(s, 4) != 0) {
         printf("intrude: cannot squat @%s: %s\n", name, strerror(errno));
         return 1;
     }

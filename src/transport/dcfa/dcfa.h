@@ -181,6 +181,7 @@ typedef struct fmpl_dcfa_off {
     int on;                        /* the agent runs them */
     unsigned what;                 /* FMPL_DCFA_OFFLOAD: a mask of collectives */
     size_t min;                    /* FMPL_DCFA_OFFLOAD_MIN */
+    const char *why;               /* why not on */
     fmpl_off_seg_t *seg;           /* shared with the agent */
     size_t len;
     struct ibv_mr *mr;

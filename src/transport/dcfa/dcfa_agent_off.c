@@ -176,8 +176,10 @@ static void push(fmpl_off_agent_t *o, int i)
             e = post(o, m->peer, &wr);
         } else if (st[k] & M_HDR) {
             uint32_t len = (uint32_t)(m->len < hd[k].len ? m->len : hd[k].len);
-            if (m->len != hd[k].len)
+            if (m->len != hd[k].len && !op->trunc) {
                 op->trunc = 1;
+                op->trunc_peer = m->peer;
+            }
             struct ibv_sge sge = { .addr = m->addr, .length = len, .lkey = m->key };
             struct ibv_send_wr wr = { .wr_id = wr_of(1, op->gen, i, k), .sg_list = &sge,
                                       .num_sge = len ? 1 : 0,
@@ -198,7 +200,9 @@ static void push(fmpl_off_agent_t *o, int i)
     }
 }
 
-/* A header from `peer`: the send it names, in a slot in flight, or -1 */
+/* A header from `peer`: the slot in flight whose send it names, or -1.
+ * A collective without the message it names was not called alike on
+ * every member: it fails. */
 static int attach(fmpl_off_agent_t *o, int peer, const fmpl_off_hdr_t *h)
 {
     for (int i = 0; i < FMPL_OFF_SLOTS; i++) {
@@ -212,7 +216,8 @@ static int attach(fmpl_off_agent_t *o, int peer, const fmpl_off_hdr_t *h)
                 o->hdr[(size_t)i * o->cap + k] = *h;
                 return i;
             }
-        return -2;                 /* its collective has no such message */
+        fail(o, i, peer, FMPL_ERR_TRUNCATE);
+        return i;
     }
     return -1;
 }
@@ -241,7 +246,7 @@ static void end(fmpl_off_agent_t *o, int i)
     uint32_t state = FMPL_OFF_DONE;
     if (op->err || op->trunc) {
         s->err = op->err ? op->err : FMPL_ERR_TRUNCATE;
-        s->err_peer = op->err_peer;
+        s->err_peer = op->err ? op->err_peer : op->trunc_peer;
         s->err_wc = (uint32_t)op->wc_status;
         state = FMPL_OFF_FAILED;
     }
@@ -282,8 +287,7 @@ static void take(fmpl_off_agent_t *o, int i)
 
 static void got_header(fmpl_off_agent_t *o, int peer, const fmpl_off_hdr_t *h)
 {
-    int i = attach(o, peer, h);
-    if (i != -1)
+    if (attach(o, peer, h) >= 0)
         return;
     if (o->nunexp == o->capunexp) {
         int cap = o->capunexp ? 2 * o->capunexp : 64;
@@ -330,8 +334,10 @@ static void completion(fmpl_off_agent_t *o, const struct ibv_wc *wc)
             uint8_t *st = op ? o->st + (size_t)i * o->cap : NULL;
             if (op && op->active && k < (int)slot_of(o, i)->n && !(st[k] & M_DONE) &&
                 !slot_of(o, i)->m[k].send) {
-                if (wc->byte_len != slot_of(o, i)->m[k].len)
+                if (wc->byte_len != slot_of(o, i)->m[k].len && !op->trunc) {
                     op->trunc = 1;
+                    op->trunc_peer = slot_of(o, i)->m[k].peer;
+                }
                 st[k] |= M_DONE;
                 op->left--;
             }

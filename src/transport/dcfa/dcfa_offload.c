@@ -24,6 +24,7 @@
 #include "fmpl.h"
 #include "base/clock.h"
 #include "base/env.h"
+#include "base/hosts.h"
 #include "base/log.h"
 #include "transport/dcfa/dcfa.h"
 #include "transport/dcfa/dcfa_agent.h"
@@ -85,17 +86,28 @@ int fmpl_dcfa_off_open(fmpl_dcfa_t *d)
 {
     fmpl_dcfa_off_t *o = &d->off;
     const char *v = getenv("FMPL_DCFA_OFFLOAD");
-    if (parse_list(v ? v : "off", &o->what) != 0) {
-        fmpl_log_err("FMPL_DCFA_OFFLOAD=%s: expected off, all, or a comma-separated list of "
-                     "barrier, bcast, gather, scatter, allgather, alltoall", v);
+    int autom = !v || !*v || strcmp(v, "auto") == 0;
+    if (parse_list(autom ? "alltoall,allgather,bcast" : v, &o->what) != 0) {
+        fmpl_log_err("FMPL_DCFA_OFFLOAD=%s: expected auto, off, all, or a comma-separated "
+                     "list of barrier, bcast, gather, scatter, allgather, alltoall", v);
         return FMPL_ERR_ARG;
     }
+    /* auto: where every machine of the job has a CPU for its agent (the
+     * same answer on every rank) */
+    if (autom && !d->tl->hosts->spare_all) {
+        o->what = 0;
+        o->why = "auto, and a machine of the job has no CPU its ranks leave to the agent";
+    } else if (!o->what) {
+        o->why = "FMPL_DCFA_OFFLOAD=off";
+    }
     double min;
-    if (fmpl_env_double("FMPL_DCFA_OFFLOAD_MIN", 16384, 0, 4294967295.0,
+    if (fmpl_env_double("FMPL_DCFA_OFFLOAD_MIN", 262144, 0, 4294967295.0,
                         "bytes a block, from which collectives go to the host agent, "
                         "0 to 4294967295", &min) != FMPL_SUCCESS)
         return FMPL_ERR_ARG;
     o->min = (size_t)min;
+    if (!d->split)
+        o->why = "direct mode";
     if (!d->split || !o->what)
         return FMPL_SUCCESS;       /* no agent, or nothing for it */
     int cap = 2 * d->tl->size + 8;
@@ -210,7 +222,8 @@ static void harvest(fmpl_dcfa_t *d, int i)
                          fmpl_dcfa_wc_str((enum ibv_wc_status)s->err_wc));
             d->failed_peer = s->err_peer;
         } else if (s->err == FMPL_ERR_TRUNCATE) {
-            fmpl_log_err("dcfa: an offloaded collective's block sizes differ between members");
+            fmpl_log_err("dcfa: an offloaded collective's messages or block sizes differ "
+                         "between its members (rank %d's): not called alike", s->err_peer);
         }
     }
     for (int k = 0; k < h->nreg; k++)

@@ -9,18 +9,22 @@
  *
  *   FMPL_DCFA_OFFLOAD=LIST   the collectives the agent runs, by name:
  *                            barrier, bcast, gather, scatter, allgather,
- *                            alltoall (comma-separated), "all", or "off"
- *                            (the default)
+ *                            alltoall (comma-separated), "all", "off",
+ *                            or "auto" (the default): alltoall,
+ *                            allgather, bcast where every machine of the
+ *                            job has a CPU its ranks leave free for the
+ *                            agent (base/hosts.h: spare_all), else off
  *   FMPL_DCFA_OFFLOAD_MIN=B  ... when their blocks are at least B bytes
- *                            (default 16384; 0 takes the barrier too)
+ *                            (default 262144; 0 takes the barrier too)
  *
- * Off by default: the agent pays only where it has a core of its own (the
- * paper's host processor beside the many-core card, a DPU's cores).  In
- * the soft-RoCE test bed the agent, the ranks and the kernel's RoCE share
- * the guest's two processors: an offloaded ialltoall of 16-64 KiB between
- * two ranks hid 50-93 % of itself behind computation but took 3-8x the
- * direct path's time (docs/verbs.md).
- *
+ * Why these defaults (bench/overlap -t ialltoall, 2 ranks, medians of 3
+ * interleaved rounds in the soft-RoCE test bed): with one rank on each
+ * of two 2-CPU guests, so that each agent has a CPU, the offloaded
+ * ialltoall took 0.49x the direct path's time at 256 KiB and 0.52x at
+ * 1 MiB, and a computation as long as it hid all but a fifth of it (the
+ * whole step 0.30x and 0.31x), but 3.5x and 2.2x at 16 and 64 KiB (the
+ * agent's hops cost more than the blocks).  With both ranks and the agent
+ * on one guest's two CPUs it was slower at every size.
  * Both must be the same on every rank of the job (as every FMPL setting
  * that shapes the protocol).  Only in split mode (the agent exists), and
  * only among ranks that all have an agent (a rank's card says so).  The
@@ -137,7 +141,8 @@ typedef struct fmpl_off_op {       /* a slot as the engine runs it */
     uint32_t gen;                  /* counts the slot's uses: stale completions */
     int round, first, left;        /* the round under way, its first message,
                                       its messages not complete */
-    int err, err_peer, trunc, wc_status;
+    int err, err_peer, wc_status;
+    int trunc, trunc_peer;         /* a block's size differed, with this peer */
 } fmpl_off_op_t;
 
 typedef struct fmpl_off_agent {

@@ -485,7 +485,7 @@ static int dcfa_open(fmpl_tl_t *tl)
                       "more (FMPL_DCFA_OFFLOAD, FMPL_DCFA_OFFLOAD_MIN)", what, d->off.min);
     else
         fmpl_log_info("dcfa: no collective goes to the host agent (%s)",
-                      !d->split ? "direct mode" : "FMPL_DCFA_OFFLOAD=off");
+                      d->off.why ? d->off.why : "FMPL_DCFA_OFFLOAD=off");
     return FMPL_SUCCESS;
 }
 
