@@ -128,7 +128,7 @@ static void finish(fmpl_sched_t *s, int rc)
 {
     if (s->oh) {
         if (rc != FMPL_SUCCESS)
-            fmpl_g.tl.ops->off_cancel(&fmpl_g.tl, s->oh);
+            fmpl_tl_off_cancel(&fmpl_g.tl, s->oh);
         s->oh = NULL;
     }
     if (rc != FMPL_SUCCESS) {
@@ -168,7 +168,7 @@ static int post(fmpl_sched_t *s)
 static int step(fmpl_sched_t *s)
 {
     if (s->oh) {
-        int rc = fmpl_g.tl.ops->off_test(&fmpl_g.tl, s->oh);
+        int rc = fmpl_tl_off_test(&fmpl_g.tl, s->oh);
         if (rc == 0)
             return 0;
         s->oh = NULL;              /* the transport is done with it */
@@ -259,7 +259,7 @@ static int offload(fmpl_sched_t *s)
         }
     }
     uint32_t chan = (uint32_t)c->idx, seq = c->off_seq++;
-    int rc = tl->ops->off_start(tl, chan, seq, x, nx, &s->oh);
+    int rc = fmpl_tl_off_start(tl, chan, seq, x, nx, &s->oh);
     free(x);
     return rc == FMPL_SUCCESS ? 1 : rc;
 }
@@ -393,7 +393,7 @@ void fmpl_sched_teardown(void)
         running = s->gnext;
         s->c->nb_first = s->c->nb_last = NULL;
         if (s->oh)
-            fmpl_g.tl.ops->off_cancel(&fmpl_g.tl, s->oh);
+            fmpl_tl_off_cancel(&fmpl_g.tl, s->oh);
         fmpl_sched_free(s);
     }
 }

@@ -530,6 +530,14 @@ static inline void fmpl_tl_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
 static inline int fmpl_tl_off_ok(fmpl_tl_t *tl, const char *what, size_t size,
                                  const int *peers, int n)
 { return tl->ops->off_ok ? tl->ops->off_ok(tl, what, size, peers, n) : 0; }
+/* (the three below only for what off_ok took) */
+static inline int fmpl_tl_off_start(fmpl_tl_t *tl, uint32_t chan, uint32_t seq,
+                                    const fmpl_tl_xfer_t *x, int n, void **h)
+{ return tl->ops->off_start(tl, chan, seq, x, n, h); }
+static inline int fmpl_tl_off_test(fmpl_tl_t *tl, void *h)
+{ return tl->ops->off_test(tl, h); }
+static inline void fmpl_tl_off_cancel(fmpl_tl_t *tl, void *h)
+{ tl->ops->off_cancel(tl, h); }
 /* the hardware collectives (FMPL_TL_CAP_HW_*), split-phase */
 static inline int fmpl_tl_barrier(fmpl_tl_t *tl, fmpl_tl_coll_t *st)
 { return tl->ops->barrier(tl, st); }
