@@ -4,6 +4,9 @@
  *
  *   FMPL_DCFA_AGENT_WAIT=S   how long a new agent waits for its first rank
  *                            (default 30 s)
+ *   FMPL_DCFA_AGENT_NAP=US   how long it sleeps between looks at its ranks'
+ *                            offload slots while none is under way (default
+ *                            50 us; dcfa_offload.h)
  *
  * The agent is forked from the first rank of its host while that rank is
  * in fmpl_init, before the application has data of its own (the child's

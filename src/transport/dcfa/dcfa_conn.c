@@ -138,6 +138,19 @@ static struct ibv_ah_attr address_of(const fmpl_dcfa_t *d, const fmpl_dcfa_card_
 
 /* ---- RC queue pairs ------------------------------------------------------- */
 
+/* RESET -> INIT, the same for ours and the agent's */
+static int init_qp(fmpl_dcfa_t *d, fmpl_dcfa_qp_t *qp, int r)
+{
+    struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
+                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+                                                IBV_ACCESS_REMOTE_WRITE |
+                                                IBV_ACCESS_REMOTE_READ };
+    int e = fmpl_dcfa_qp_modify(d, qp, &m,
+                                IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+                                    IBV_QP_ACCESS_FLAGS);
+    return e ? fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r) : FMPL_SUCCESS;
+}
+
 static int create_qp(fmpl_dcfa_t *d, int r)
 {
     /* two pieces: a notification's header and its record (dcfa_rma.c) */
@@ -154,23 +167,21 @@ static int create_qp(fmpl_dcfa_t *d, int r)
         fmpl_dcfa_qp_destroy(d, &qp);
         return FMPL_SUCCESS;
     }
-    struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
-                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-                                                IBV_ACCESS_REMOTE_WRITE |
-                                                IBV_ACCESS_REMOTE_READ };
-    e = fmpl_dcfa_qp_modify(d, &qp, &m,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    if (e) {
+    int rc = init_qp(d, &qp, r);
+    if (rc != FMPL_SUCCESS) {
         fmpl_dcfa_qp_destroy(d, &qp);
-        return fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT)", r);
+        return rc;
     }
     d->peer[r].qp = qp;
     d->nqp++;
-    int rc = index_add(d, qp.num, r);
+    rc = index_add(d, qp.num, r);
     /* the agent's beside it, where both ends have an agent that runs
      * offloaded collectives (dcfa_offload.h) */
-    if (rc == FMPL_SUCCESS && d->off.on && fmpl_dcfa_peer_offloads(d, r))
+    if (rc == FMPL_SUCCESS && d->off.on && fmpl_dcfa_peer_offloads(d, r)) {
         rc = fmpl_dcfa_off_qp(d, r, &d->peer[r].oqp);
+        if (rc == FMPL_SUCCESS)
+            rc = init_qp(d, &d->peer[r].oqp, r);
+    }
     return rc;
 }
 

@@ -163,8 +163,8 @@ void fmpl_dcfa_off_close(fmpl_dcfa_t *d)
     memset(o, 0, sizeof *o);
 }
 
-/* The offload queue pair for `peer`: the agent's, in our context, in
- * INIT (dcfa_conn.c connects it with ours) */
+/* The offload queue pair for `peer`: the agent's, in our context
+ * (dcfa_conn.c moves it through its states with ours) */
 int fmpl_dcfa_off_qp(fmpl_dcfa_t *d, int peer, fmpl_dcfa_qp_t *qp)
 {
     memset(qp, 0, sizeof *qp);
@@ -178,12 +178,7 @@ int fmpl_dcfa_off_qp(fmpl_dcfa_t *d, int peer, fmpl_dcfa_qp_t *qp)
     qp->handle = r.handle;
     qp->num = r.num;
     qp->made = 1;
-    struct ibv_qp_attr m = { .qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = d->port,
-                             .qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-                                                IBV_ACCESS_REMOTE_WRITE };
-    e = fmpl_dcfa_qp_modify(d, qp, &m,
-                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-    return e ? fmpl_dcfa_error(d, e, "ibv_modify_qp(INIT, offload)", peer) : FMPL_SUCCESS;
+    return FMPL_SUCCESS;
 }
 
 /* ---- the ops ------------------------------------------------------------ */
@@ -193,8 +188,7 @@ int fmpl_dcfa_off_ok(fmpl_tl_t *tl, const char *what, size_t size, const int *pe
     fmpl_dcfa_t *d = fmpl_dcfa_of(tl);
     fmpl_dcfa_off_t *o = &d->off;
     int k = name_of(what, strlen(what));
-    if (!o->on || k < 0 || !(o->what & (1u << k)) || size < o->min || size > UINT32_MAX ||
-        2 * n > 2 * tl->size)
+    if (!o->on || k < 0 || !(o->what & (1u << k)) || size < o->min || size > UINT32_MAX)
         return 0;
     /* every member must have an agent: its card says so */
     for (int i = 0; i < n; i++)
@@ -276,14 +270,12 @@ static int start_locked(fmpl_dcfa_t *d, uint32_t chan, uint32_t seq, const fmpl_
     }
     h->slot = i;
     h->peer = h->reg + n;
-    for (int k = 0; k < n; k++)
-        if (!count[2 * x[k].peer] && !count[2 * x[k].peer + 1]++)
-            h->peer[h->npeer++] = x[k].peer;
-    memset(count, 0, 2 * (size_t)tl->size * sizeof *count);
     fmpl_off_slot_t *s = fmpl_off_slot(o->seg, i);
     int rc = FMPL_SUCCESS;
     for (int k = 0; k < n && rc == FMPL_SUCCESS; k++) {
         fmpl_off_msg_t *m = &s->m[k];
+        if (!count[2 * x[k].peer] && !count[2 * x[k].peer + 1])
+            h->peer[h->npeer++] = x[k].peer;   /* its first message with this peer */
         *m = (fmpl_off_msg_t){ .addr = (uintptr_t)x[k].buf, .len = x[k].len,
                                .peer = x[k].peer, .round = (uint16_t)x[k].round,
                                .send = (uint16_t)x[k].send,
