@@ -100,6 +100,29 @@ START_TEST(test_killed_rank)
 }
 END_TEST
 
+/* Rank 2 stops; rank 0 gives up on it (FMPL_PEER_TIMEOUT) and leaves;
+ * rank 1 asks only 2 s later, once fmplrun has reaped rank 0: it must name
+ * rank 2, the rank the job lost first, not rank 0, the first reaped. */
+START_TEST(test_first_failure)
+{
+    job_t j;
+    int st = run_job(&j, 3, "FMPL_PEER_TIMEOUT=1", 60, "kill", "-s", "-d", "0.2", "-L", "2",
+                     NULL);
+    EXPECT_STATUS(&j, st, 3, "FMPL_PEER_TIMEOUT=1 fmplrun -n 3 kill -s -L 2");
+    ck_assert_msg(job_has(&j, "waited 1 s for rank 2 (FMPL_PEER_TIMEOUT): giving up"),
+                  "rank 0 did not give up on rank 2:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "kill: rank 1: FMPL_ERR_PEER from fmpl_recv(src=2)"),
+                  "rank 1 did not see FMPL_ERR_PEER:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(job_has(&j, "fmpl: rank 1: peer rank 2 failed") ||
+                      job_has(&j, "fmpl: rank 1: shm: peer rank 2 failed"),
+                  "rank 1 did not name rank 2:\n%s", job_tail(&j, 2000));
+    ck_assert_msg(!job_has(&j, "peer rank 0 failed"), "a rank named rank 0:\n%s",
+                  job_tail(&j, 2000));
+    no_leftovers(&j, "first failure");
+    job_free(&j);
+}
+END_TEST
+
 START_TEST(test_abort)
 {
     job_t j;
@@ -534,6 +557,7 @@ static Suite *launch_suite(void)
     tcase_add_test(tc, test_one_and_many);
     tcase_add_test(tc, test_exit_code);
     tcase_add_test(tc, test_killed_rank);
+    tcase_add_test(tc, test_first_failure);
     tcase_add_test(tc, test_abort);
     tcase_add_test(tc, test_timeout);
     tcase_add_test(tc, test_usage_errors);

@@ -27,9 +27,10 @@
 #     the job on an error as MPI-BLACS do: a survivor reported
 #     FMPL_ERR_PEER ("BLACS ERROR") and the job ended within SECONDS;
 #   - for kill and exit, some survivor's message names the victim ("peer
-#     rank V died ..." from the launcher's word, or a transport's "rank V
-#     (pid P) is gone"): a stopped rank is alive, and a survivor that times
-#     out names the rank it waited for, which may be another survivor;
+#     rank V failed ..." from the launcher's word, or a transport's "rank V
+#     (pid P) is gone"), and none names another rank as the failure: a
+#     stopped rank is alive, and a survivor that times out names the rank
+#     it waited for, which may be another survivor;
 #   - no process of the job is left (every rank's pid is gone), and
 #     /dev/shm holds nothing it did not hold before.
 # Prints one line per failed trial and a summary: trials per fault and
@@ -120,13 +121,19 @@ for i in $(seq 1 "$trials"); do
             fi
         done
     fi
-    # named by the launcher's word (peer rank V died or left ...) or by a
+    # named by the launcher's word (peer rank V failed ...) or by a
     # transport that saw it go (shm: rank V (pid P) is gone; the emulated
     # machines: tcw: rank V (pid P) is gone)
     if [ -z "$why" ] && [ "$f" != stop ] &&
        ! grep -qE "^fmpl: rank [0-9]+: ([a-z0-9]+: )?(peer rank $victim |rank $victim \(pid)" \
            "$tmp/out"; then
         why="no survivor named rank $victim"
+    fi
+    # and none named another (a survivor that left first, say)
+    if [ -z "$why" ] && [ "$f" != stop ]; then
+        other=$(sed -n "s/^fmpl: rank [0-9]*: \([a-z0-9]*: \)\{0,1\}peer rank \([0-9]*\) failed.*/\2/p" \
+                    "$tmp/out" | grep -vx "$victim" | head -n 1)
+        [ -n "$other" ] && why="a survivor named rank $other, not the victim $victim"
     fi
     if [ -z "$why" ]; then
         for p in $(sed -n 's/^fault: rank [0-9]* pid \([0-9]*\)$/\1/p' "$tmp/out"); do

@@ -36,6 +36,12 @@ struct fmpl_boot_ops {
     /* launcher-reported failure: returns a rank that died or left the job
      * without fmpl_finalize, or -1 if the launcher knows of none */
     int (*dead_rank)(fmpl_boot_t *b);
+    /* this rank gives up on `rank`: a transport saw it die (dead = 1), or
+     * it stayed silent past FMPL_PEER_TIMEOUT (dead = 0).  The launcher
+     * then names `rank`, not this rank, as the job's first failure, even
+     * when this rank's exit reaches it first.  NULL where the launcher
+     * learns of deaths by its own means */
+    void (*blame)(fmpl_boot_t *b, int rank, int dead);
     /* this rank has finalised (a later exit is not a failure) */
     void (*mark_finalized)(fmpl_boot_t *b);
     /* start-up is over: let go of what reading the peers' entries brought
@@ -57,6 +63,12 @@ struct fmpl_boot {
      * that does not come (FMPL_PEER_TIMEOUT), 0: no limit */
     double peer_timeout;
 };
+
+static inline void fmpl_boot_blame(fmpl_boot_t *b, int rank, int dead)
+{
+    if (b->ops && b->ops->blame && rank >= 0 && rank < b->size && rank != b->rank)
+        b->ops->blame(b, rank, dead);
+}
 
 /* Each returns FMPL_SUCCESS, FMPL_ERR_UNSUPPORTED when its launcher is not
  * present (so the next can be tried), or another error. */

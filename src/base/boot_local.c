@@ -135,7 +135,7 @@ static int first_dead(const struct fmpl_ctl *c)
  * on, so all of them together cover the job quickly at a bounded cost,
  * and the first to notice records it for everybody.
  */
-static int local_dead_rank(fmpl_boot_t *b)
+static int probe_dead(fmpl_boot_t *b)
 {
     struct local_priv *p = b->priv;
     struct fmpl_ctl *c = p->ctl;
@@ -161,6 +161,28 @@ static int local_dead_rank(fmpl_boot_t *b)
     }
     atomic_store_explicit(&p->probe_rank, r, memory_order_relaxed);
     return first_dead(c);
+}
+
+/* A rank that gave up on this one (FMPL_PEER_TIMEOUT) may have had it
+ * recorded as the job's failure while it is alive, only slow: it is not
+ * told that it died itself, and finds its own way out (the ranks that
+ * gave up leave, and it sees them go). */
+static int local_dead_rank(fmpl_boot_t *b)
+{
+    int dead = probe_dead(b);
+    return dead == b->rank ? -1 : dead;
+}
+
+/* Recorded before this rank can leave, so fmplrun, which may reap this
+ * rank before the one it gave up on, still names that one. */
+static void local_blame(fmpl_boot_t *b, int rank, int dead)
+{
+    struct local_priv *p = b->priv;
+    int none = 0, first = -1;
+
+    atomic_compare_exchange_strong(&fmpl_ctl_rank(p->ctl, b->rank)->blamed, &none, rank + 1);
+    if (dead)
+        atomic_compare_exchange_strong(&p->ctl->first_dead, &first, rank);
 }
 
 /* Sleep until *word != old or timeout_ns passes.  Not FUTEX_PRIVATE: the
@@ -224,7 +246,7 @@ static int local_fence(fmpl_boot_t *b)
             return FMPL_SUCCESS;
         t = fmpl_rtime_ns();
         if (t >= next_check) {
-            if (local_dead_rank(b) >= 0)
+            if (probe_dead(b) >= 0)
                 return FMPL_ERR_PEER;
             next_check = t + CHECK_NS;
             /* a rank that is alive but does not come (stopped, or stuck
@@ -238,6 +260,8 @@ static int local_fence(fmpl_boot_t *b)
                 fprintf(stderr, "fmpl: rank %d: waited %.0f s for rank %d in the job's fence "
                         "(FMPL_PEER_TIMEOUT): giving up\n", b->rank,
                         (double)p->peer_timeout_ns * 1e-9, r < b->size ? r : -1);
+                if (r < b->size)
+                    local_blame(b, r, 0);
                 return FMPL_ERR_PEER;
             }
         }
@@ -301,6 +325,7 @@ static const struct fmpl_boot_ops local_ops = {
     .fence = local_fence,
     .get = local_get,
     .dead_rank = local_dead_rank,
+    .blame = local_blame,
     .mark_finalized = local_mark_finalized,
     .release = local_release,
     .abort = local_abort,

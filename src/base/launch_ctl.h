@@ -14,8 +14,9 @@
  *   fmplrun   the header identity, first_dead, and a rank's pid (just before
  *             exec), state DEAD and status once it has reaped the process;
  *   a rank    its pid and state RUNNING / FINALIZED, its own modex entries,
- *             the abort words, the fence words; first_dead too when it sees
- *             a peer's pid vanish (dead_rank()).
+ *             the abort words, the fence words, the rank it gave up on
+ *             (blamed); first_dead too when it sees a peer's pid vanish
+ *             (dead_rank()) or a transport sees a peer die (blame()).
  * Shared words are C11 atomics; they are lock-free, so they work between
  * processes.
  */
@@ -36,7 +37,7 @@
 #define FMPL_ENV_CTL_FD "FMPL_CTL_FD"   /* fd of the control memory */
 
 #define FMPL_CTL_MAGIC    0x314c54434c504d46ULL  /* "FMPLCTL1", little-endian */
-#define FMPL_CTL_VERSION  2u
+#define FMPL_CTL_VERSION  3u
 #define FMPL_CTL_MAX_SIZE 4096                  /* largest job fmplrun starts */
 #define FMPL_CTL_NKEYS    16                    /* modex entries per rank */
 #define FMPL_CTL_KEY_MAX  32                    /* key bytes, NUL included */
@@ -63,7 +64,9 @@ struct fmpl_ctl {
     _Atomic int abort_flag;
     _Atomic int abort_code;
     _Atomic int abort_rank;
-    _Atomic int first_dead;            /* -1 while every rank is fine */
+    /* The job's first failure, -1 while every rank is fine: the first
+     * rank reaped without fmpl_finalize, or one a survivor gave up on. */
+    _Atomic int first_dead;
 
     /* Sense-reversing barrier on its own line, since every waiting rank
      * reads it: the last of `size` arrivals resets count and bumps gen.
@@ -80,6 +83,9 @@ struct fmpl_ctl_rank {
     _Atomic int state;                 /* FMPL_CTL_* */
     _Atomic int status;                /* exit code, or 128 + signal */
     _Atomic uint32_t fence_seen;       /* the fence generation it came to, + 1 */
+    /* The rank this one gave up on, + 1 (0: none): fmplrun, reaping this
+     * rank, names that one as the job's first failure instead. */
+    _Atomic int blamed;
 };
 
 /* A modex entry, written only by its rank: key, len and val first, then

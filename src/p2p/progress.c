@@ -88,13 +88,15 @@ int fmpl_check_peer(int peer)
 {
     int dead = fmpl_g.boot.ops->dead_rank(&fmpl_g.boot);
     if (dead < 0 && peer >= 0 && peer != fmpl_g.boot.rank &&
-        !fmpl_tl_peer_ok(&fmpl_g.tl, peer))
+        !fmpl_tl_peer_ok(&fmpl_g.tl, peer)) {
         dead = peer;
+        fmpl_boot_blame(&fmpl_g.boot, peer, 1);
+    }
     if (dead < 0)
         return FMPL_SUCCESS;
     if (fmpl_g.dead_logged != dead) {
         fmpl_g.dead_logged = dead;
-        fmpl_log_err("peer rank %d died or left the job without fmpl_finalize", dead);
+        fmpl_log_err("peer rank %d failed (died, stopped answering, or left the job without fmpl_finalize)", dead);
     }
     return FMPL_ERR_PEER;
 }
@@ -125,16 +127,8 @@ int fmpl_wait_idle(fmpl_wait_t *w)
     if (rc != FMPL_SUCCESS)
         return rc;
     double waited = w->turns.t_check - w->turns.t0;
-    if (fmpl_g.peer_timeout > 0 && waited > fmpl_g.peer_timeout) {
-        /* a collective's wait has no one peer to name (peer -1) */
-        if (w->peer >= 0)
-            fmpl_log_err("waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                         waited, w->peer);
-        else
-            fmpl_log_err("waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): giving up",
-                         waited);
-        return FMPL_ERR_PEER;
-    }
+    if (fmpl_g.peer_timeout > 0 && waited > fmpl_g.peer_timeout)
+        return fmpl_tl_gave_up(&fmpl_g.tl, w->peer, waited);
     return FMPL_SUCCESS;
 }
 

@@ -68,6 +68,7 @@ int fmpl_tl_open(fmpl_tl_t *tl)
         shared |= ++count[host[r]] > 1;
     here = count[host[tl->rank]];
     free(count);
+    (void)here;                    /* only the route's log below reads it */
 
     const char *want = getenv("FMPL_TRANSPORT");
     const fmpl_tl_ops_t *ops;

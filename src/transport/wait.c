@@ -73,11 +73,17 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
     /* named once: the caller's error may reach a layer (a matrix receive
      * under the BLACS, say) that knows no rank to name */
     static int named = -1;
-    int dead = failed ? peer : tl->boot->ops->dead_rank(tl->boot);
+    /* the launcher's word first: a peer that left after seeing the job's
+     * first failure is not that failure */
+    int dead = tl->boot->ops->dead_rank(tl->boot);
+    if (dead < 0 && failed) {
+        dead = peer;
+        fmpl_boot_blame(tl->boot, peer, 1);
+    }
     if (dead >= 0) {
         if (dead != named) {
             named = dead;
-            fmpl_log_err("%s: peer rank %d died or left the job without fmpl_finalize",
+            fmpl_log_err("%s: peer rank %d failed (died, stopped answering, or left the job without fmpl_finalize)",
                          tl->ops->name, dead);
         }
         return FMPL_ERR_PEER;
@@ -86,15 +92,30 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
     if (*t0 == 0) {
         *t0 = now;
     } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {
-        if (peer >= 0)
-            fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
-                         tl->ops->name, now - *t0, peer);
-        else
-            fmpl_log_err("%s: waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): "
-                         "giving up", tl->ops->name, now - *t0);
-        return FMPL_ERR_PEER;
+        return fmpl_tl_gave_up(tl, peer, now - *t0);
     }
     return FMPL_SUCCESS;
+}
+
+int fmpl_tl_gave_up(fmpl_tl_t *tl, int peer, double waited)
+{
+    /* a collective's wait has no one peer to name (peer -1) */
+    if (peer >= 0) {
+        fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",
+                     tl->ops->name, waited, peer);
+        fmpl_boot_blame(tl->boot, peer, 0);
+    } else {
+        fmpl_log_err("%s: waited %.0f s for the other ranks (FMPL_PEER_TIMEOUT): giving up",
+                     tl->ops->name, waited);
+    }
+    return FMPL_ERR_PEER;
+}
+
+int fmpl_tl_peer_gone(fmpl_tl_t *tl, int peer, int pid)
+{
+    fmpl_log_err("%s: rank %d (pid %d) is gone", tl->ops->name, peer, pid);
+    fmpl_boot_blame(tl->boot, peer, 1);
+    return FMPL_ERR_PEER;
 }
 
 int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w)

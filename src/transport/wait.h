@@ -50,6 +50,13 @@ int fmpl_tl_wait_turn(fmpl_tl_t *tl, fmpl_tl_wait_t *w, double deadline);
  * by completions, maybe on the transport's own thread: loaded with
  * acquire order), or the wait must end. */
 int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0);
+/* A wait on `peer` (-1: the other ranks of a collective) lasted `waited`
+ * seconds, past FMPL_PEER_TIMEOUT: logs it, tells the launcher whom this
+ * rank gives up on (fmpl_boot_blame), FMPL_ERR_PEER. */
+int fmpl_tl_gave_up(fmpl_tl_t *tl, int peer, double waited);
+/* A transport found the process of `peer` (pid) gone: logs it, tells the
+ * launcher before this rank can leave (fmpl_boot_blame), FMPL_ERR_PEER. */
+int fmpl_tl_peer_gone(fmpl_tl_t *tl, int peer, int pid);
 int fmpl_tl_idle(fmpl_tl_t *tl, const int *failed_peer, int peer, fmpl_tl_wait_t *w);
 int fmpl_tl_wait_pending(fmpl_tl_t *tl, volatile int *pending, const int *failed_peer, int peer);
 

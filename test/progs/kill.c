@@ -1,7 +1,7 @@
 /*
  * kill - the last rank dies by SIGKILL while the others wait on it.
  *
- *   kill [-w recv|send|finalize] [-d DELAY] [-x CODE] [-s]
+ *   kill [-w recv|send|finalize] [-d DELAY] [-x CODE] [-s] [-L LATE]
  *     -w  what the survivors are blocked in (default recv):
  *           recv      even ranks fmpl_recv from the victim, odd ranks
  *                     fmpl_recv from rank+1 (a chain that depends on it)
@@ -13,6 +13,10 @@
  *         end comes from a timeout, FMPL_PEER_TIMEOUT or a transport's);
  *         the survivors make their call only once it has stopped (after
  *         DELAY + 0.5 s), so they have not talked to it before
+ *     -L  odd survivors make their call LATE seconds after the even ones
+ *         (default 0): with -s and a short FMPL_PEER_TIMEOUT, rank 0 gives
+ *         up and leaves before rank 1 asks, and rank 1 must still name the
+ *         victim, not rank 0
  *
  * Every rank prints "kill: rank R pid P" first (the driver checks that
  * all these processes are gone afterwards).  A survivor whose call returns
@@ -28,18 +32,20 @@ int main(int argc, char **argv)
     double delay = 0.5;
     long code = 3;
     int stop = 0;
+    double late = 0;
     struct prog_opt opts[] = {
         {'w', OPT_STR, &what, "recv, send or finalize"},
         {'d', OPT_DOUBLE, &delay, "victim's delay before SIGKILL"},
         {'x', OPT_INT, &code, "survivors' exit code"},
         {'s', OPT_FLAG, &stop, "SIGSTOP, not SIGKILL"},
+        {'L', OPT_DOUBLE, &late, "odd survivors' extra delay"},
     };
     int victim, peer, rc;
     const char *call;
     static unsigned char buf[1 << 20];
 
     prog_name = "kill";
-    prog_parse(argc, argv, opts, 4);
+    prog_parse(argc, argv, opts, 5);
     prog_init("kill", 4);
     CHECK(prog_np >= 2, "needs at least 2 ranks");
     printf("kill: rank %d pid %d jobid %s\n", prog_me, (int)getpid(),
@@ -57,6 +63,8 @@ int main(int argc, char **argv)
     peer = (prog_me % 2 == 0) ? victim : prog_me + 1;
     if (stop)
         prog_sleep(delay + 0.5);
+    if (prog_me % 2)
+        prog_sleep(late);
     if (strcmp(what, "recv") == 0) {
         call = "fmpl_recv";
         rc = fmpl_recv(buf, sizeof buf, peer, 1);

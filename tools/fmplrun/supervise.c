@@ -103,6 +103,22 @@ static void report_exit(int r, pid_t pid, int ws)
     }
 }
 
+/*
+ * The rank the others should name for the failure of rank r: r itself,
+ * or the rank r gave up on (its `blamed` word) when that one has not
+ * finished.  waitpid() hands back zombies in fork order, so a survivor
+ * that saw a higher rank die and left at once would otherwise be named.
+ */
+static int first_failure(const struct frun_sup *sup, int r)
+{
+    int b = atomic_load(&fmpl_ctl_rank(sup->job->ctl, r)->blamed) - 1;
+
+    if (b < 0 || b >= sup->opt->n || b == r ||
+        atomic_load(&fmpl_ctl_rank(sup->job->ctl, b)->state) == FMPL_CTL_FINALIZED)
+        return r;
+    return b;
+}
+
 static void rank_exited(struct frun_sup *sup, int r, int ws)
 {
     struct fmpl_ctl_rank *cr = fmpl_ctl_rank(sup->job->ctl, r);
@@ -123,7 +139,7 @@ static void rank_exited(struct frun_sup *sup, int r, int ws)
     }
     /* Whatever the reason, this rank will never reach another fence. */
     atomic_store(&cr->state, FMPL_CTL_DEAD);
-    atomic_compare_exchange_strong(&sup->job->ctl->first_dead, &none, r);
+    atomic_compare_exchange_strong(&sup->job->ctl->first_dead, &none, first_failure(sup, r));
     if (code != 0 && sup->status == 0)
         sup->status = code;
 

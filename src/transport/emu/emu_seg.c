@@ -243,13 +243,15 @@ int fmpl_emu_lock(fmpl_emu_t *e)
             /* -1: stopped between taking the lock and saying so, or
              * between saying it was done and letting go */
             int r = atomic_load(&e->sh->lock_holder);
-            if (r >= 0)
+            if (r >= 0) {
                 fmpl_log_err("%s: waited %.0f s for rank %d, inside the emulated machine's "
                              "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit,
                              r);
-            else
+                fmpl_boot_blame(e->tl->boot, r, 0);
+            } else {
                 fmpl_log_err("%s: waited %.0f s for the rank inside the emulated machine's "
                              "engine (FMPL_PEER_TIMEOUT): giving up", e->tl->ops->name, limit);
+            }
             e->lock_stuck = 1;
             return -1;
         }

@@ -99,8 +99,7 @@ static int moved(fmpl_emu_tl_t *et, int peer, int e)
     if (e == 0)
         return FMPL_SUCCESS;
     if (e == -ESRCH) {
-        fmpl_log_err("%s: rank %d (pid %d) is gone", et->areas.name, peer, (int)et->pid[peer]);
-        return FMPL_ERR_PEER;
+        return fmpl_tl_peer_gone(et->tl, peer, (int)et->pid[peer]);
     }
     fmpl_log_err("%s: cannot write rank %d's memory: %s", et->areas.name, peer, strerror(-e));
     return FMPL_ERR_SYSTEM;

@@ -21,6 +21,7 @@
 #include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
+#include "transport/wait.h"
 
 static fmpl_shm_fifo_t out_fifo(fmpl_shm_t *s, int peer)
 {
@@ -250,10 +251,8 @@ static void stream_stalled(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e, size_t m
         return;
     int rc = fmpl_cma_copy(p->pid, (void *)(uintptr_t)e->src, e->len, e->key.addr + e->roff, 1);
     if (rc == 0 || rc == -ESRCH) {
-        if (rc) {                  /* gone: the put fails, as a CMA put would */
-            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)p->pid);
-            e->comp->status = FMPL_ERR_PEER;
-        }
+        if (rc)                    /* gone: the put fails, as a CMA put would */
+            e->comp->status = fmpl_tl_peer_gone(s->tl, peer, (int)p->pid);
         e->len = 0;
         return;
     }

@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
+#include "transport/wait.h"
 
 int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
                  const fmpl_tl_key_t *key, uint64_t roff, unsigned flags,
@@ -57,8 +58,7 @@ int fmpl_shm_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
         if (e == 0)
             return FMPL_SUCCESS;
         if (e == -ESRCH) {
-            fmpl_log_err("rank %d (pid %d) is gone", peer, (int)fmpl_shm_pid(s, peer));
-            return FMPL_ERR_PEER;
+            return fmpl_tl_peer_gone(tl, peer, (int)fmpl_shm_pid(s, peer));
         }
         if (e == -EFAULT) {
             fmpl_log_err("bad receive buffer address from rank %d", peer);

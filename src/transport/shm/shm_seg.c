@@ -24,6 +24,7 @@
 #include "base/log.h"
 #include "transport/seg.h"
 #include "transport/shm/shm.h"
+#include "transport/wait.h"
 
 static size_t round_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
@@ -231,8 +232,7 @@ int fmpl_shm_map(fmpl_shm_t *s, int peer)
                                              (size_t)tl->rank * s->layout.block_len,
                                          s->layout.block_len, &block);
     if (!common && kill(p->pid, 0) != 0 && errno == ESRCH) {
-        fmpl_log_err("rank %d (pid %d) is gone", peer, (int)p->pid);
-        return FMPL_ERR_PEER;
+        return fmpl_tl_peer_gone(tl, peer, (int)p->pid);
     }
     if (!common) {
         fmpl_log_err("cannot map the segment of rank %d (pid %d): %s "

@@ -22,6 +22,7 @@
 #include "base/log.h"
 #include "transport/seg.h"
 #include "transport/tcw/tcw.h"
+#include "transport/wait.h"
 
 typedef struct tcw_word {
     uint64_t src;                  /* local source */
@@ -112,8 +113,7 @@ int fmpl_tcw_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     int e = peer == tl->rank ? (memcpy((void *)(uintptr_t)at, src, len), 0)
                              : fmpl_cma_copy(t->et->pid[peer], (void *)src, len, at, 1);
     if (e == -ESRCH) {
-        fmpl_log_err("tcw: rank %d (pid %d) is gone", peer, (int)t->et->pid[peer]);
-        return FMPL_ERR_PEER;
+        return fmpl_tl_peer_gone(tl, peer, (int)t->et->pid[peer]);
     }
     if (e != 0) {
         fmpl_log_err("tcw: the NIA cannot write rank %d's memory: %s", peer, strerror(-e));
