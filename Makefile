@@ -330,6 +330,7 @@ bench/%: bench/%.c bench/bench_util.c bench/bench_util.h bench/bench_fmpl.h lib/
 	$(Q)$(CC) $(LDFLAGS) $(ALLCFLAGS) -fvisibility=default -Ibench -o $@ $< bench/bench_util.c $(PROG_LDFLAGS)
 bench/himeno bench/mpi/himeno bench/mpich/himeno: bench/himeno_kernel.h
 bench/overlap bench/mpi/overlap bench/mpich/overlap: bench/overlap_bench.h
+bench/sr8000_p2p bench/sr8000_coll: bench/sr8000_mpi.h
 COLL_BENCH := barrier bcast reduce allreduce allgather alltoall
 $(addprefix bench/,$(COLL_BENCH)): bench/coll_bench.h bench/coll_fmpl.h
 $(addprefix bench/mpi/,$(COLL_BENCH)): bench/coll_bench.h bench/mpi/coll_mpi.h

@@ -23,6 +23,10 @@
  *   lat_mpi US, bw_mpi SIZE MBPS, bw_nordma SIZE MBPS (with -M)
  *                          the paper's MPI as a protocol on the same fabric
  *                          (bench/sr8000_mpi.h)
+ *   lat_blacs US, lat_blacs_nordma US, bw_blacs SIZE MBPS,
+ *   bw_blacs_nordma SIZE MBPS (with -M)
+ *                          netlib's MPI-BLACS on that MPI, rdma and nordma:
+ *                          Fig. 6's BLACS curves (bench/sr8000_mpi.h)
  * The model is deterministic, so a few iterations give the figure.
  */
 #include <stdio.h>
@@ -40,7 +44,7 @@
 
 static int me;
 
-enum { LIB_FMPL, LIB_MPI, LIB_NORDMA };
+enum { LIB_FMPL, LIB_MPI, LIB_NORDMA, LIB_BLACS, LIB_BLACS_NORDMA };
 
 static void pingpong(int lib, void *sb, void *rb, size_t n)
 {
@@ -49,11 +53,15 @@ static void pingpong(int lib, void *sb, void *rb, size_t n)
         if ((turn == 0) == (me == 0)) {
             if (lib == LIB_FMPL)
                 CHECK(fmpl_send(sb, n, peer, 0));
+            else if (lib >= LIB_BLACS)
+                sblacs_send(sb, n, peer, lib == LIB_BLACS_NORDMA);
             else
                 smpi_send(sb, n, peer, lib == LIB_NORDMA);
         } else {
             if (lib == LIB_FMPL)
                 CHECK(fmpl_recv(rb, n, peer, 0));
+            else if (lib >= LIB_BLACS)
+                sblacs_recv(rb, n, peer, lib == LIB_BLACS_NORDMA);
             else
                 smpi_recv(rb, n, peer, lib == LIB_NORDMA);
         }
@@ -132,6 +140,8 @@ int main(int argc, char **argv)
     if (me == 0 && !fmpl_wtime_emulated())
         printf("# not an emulated machine (FMPL_TRANSPORT=tcw): times are this machine's\n");
     smpi_init(SMPI_BASE, with_mpi ? maxsize : 0);
+    if (with_mpi)
+        sblacs_init(maxsize);
     uint8_t *sb = fmpl_alloc_mem(maxsize), *rb = fmpl_alloc_mem(maxsize);
     if (!sb || !rb)
         bench_die("fmpl_alloc_mem", FMPL_ERR_NOMEM);
@@ -179,15 +189,23 @@ int main(int argc, char **argv)
             lns[r] = one_way(LIB_NORDMA, sb, rb, 8, iters, NULL, NULL);
         }
         double lm = bu_median(lms, BU_REPS), ln = bu_median(lns, BU_REPS);
-        if (me == 0)
-            printf("lat_mpi %.3f\nlat_nordma %.3f\n", lm * 1e6, ln * 1e6);
-        for (size_t n = 8; n <= maxsize; n *= 8) {
-            double t = one_way(LIB_MPI, sb, rb, n, iters_for(n, iters), NULL, NULL);
-            double u = one_way(LIB_NORDMA, sb, rb, n, iters_for(n, iters), NULL, NULL);
-            if (me == 0)
-                printf("bw_mpi %zu %.1f\nbw_nordma %zu %.1f\n", n, (double)n / t / 1e6, n,
-                       (double)n / u / 1e6);
+        for (int r = 0; r < BU_REPS; r++) {
+            lms[r] = one_way(LIB_BLACS, sb, rb, 8, iters, NULL, NULL);
+            lns[r] = one_way(LIB_BLACS_NORDMA, sb, rb, 8, iters, NULL, NULL);
         }
+        double lb = bu_median(lms, BU_REPS), lbn = bu_median(lns, BU_REPS);
+        if (me == 0)
+            printf("lat_mpi %.3f\nlat_nordma %.3f\nlat_blacs %.3f\nlat_blacs_nordma %.3f\n",
+                   lm * 1e6, ln * 1e6, lb * 1e6, lbn * 1e6);
+        static const struct { int lib; const char *key; } curve[] = {
+            { LIB_MPI, "bw_mpi" }, { LIB_NORDMA, "bw_nordma" },
+            { LIB_BLACS, "bw_blacs" }, { LIB_BLACS_NORDMA, "bw_blacs_nordma" } };
+        for (size_t n = 8; n <= maxsize; n *= 8)
+            for (size_t k = 0; k < sizeof curve / sizeof curve[0]; k++) {
+                double t = one_way(curve[k].lib, sb, rb, n, iters_for(n, iters), NULL, NULL);
+                if (me == 0)
+                    printf("%s %zu %.1f\n", curve[k].key, n, (double)n / t / 1e6);
+            }
     }
     CHECK(fmpl_free_mem(sb));
     CHECK(fmpl_free_mem(rb));
