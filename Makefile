@@ -346,7 +346,7 @@ bench/mpich/%: bench/mpi/%.c bench/bench_util.c bench/bench_util.h
 	$(Q)$(MPICC_MPICH) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Ibench \
 	    -Wno-stringop-overflow -o $@ $< bench/bench_util.c -lm
 # ScaLAPACK on fmpl-blacs, and the same source on Debian's MPI-BLACS
-bench/blacs: bench/blacs.c bench/blacs_bench.h bench/bench_util.c bench/bench_util.h \
+bench/blacs: bench/blacs.c bench/blacs_bench.h bench/blas_model.h bench/bench_util.c bench/bench_util.h \
              include/fmpl_blacs.h lib/libfmpl_blacs.so
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -Ibench -o $@ bench/blacs.c \

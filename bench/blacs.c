@@ -8,6 +8,8 @@
  *
  * bench/mpi/blacs is the same source (bench/blacs_bench.h) linked against
  * the MPI-BLACS of libscalapack-openmpi; bench/compare -t blacs runs both.
+ * With BB_BLAS_GFLOPS set, the local BLAS under ScaLAPACK is charged at that
+ * speed on an emulated machine (bench/blas_model.h).
  * Build:
  *   cc -O2 -Iinclude -Ibench bench/blacs.c bench/bench_util.c -Llib -lfmpl_blacs -lfmpl \
  *      -lscalapack-openmpi -llapack -lblas -lgfortran -lm -Wl,-rpath,$PWD/lib -o bench/blacs
@@ -52,6 +54,7 @@ int fmpl_recv(void *buf, size_t size, int src, int mai);
         if (fmpl_recv(buf, size, peer, 0) != 0)                               \
             bb_die("fmpl_recv failed");                                       \
     } while (0)
+#include "blas_model.h"
 #include "blacs_bench.h"
 
 int main(int argc, char **argv)

@@ -22,6 +22,8 @@
  *                   collectives 8 B .. 1 MiB (-M), SIZE/8 x 1 doubles
  *   pdgetrf:N       ScaLAPACK pdgetrf_ of a random N x N matrix (N = 2000,
  *                   NB = 64) on a 1 x 2 grid: wall time of the call
+ *   pdpotrf:N       (-T potrf, not by default) pdpotrf_ of a symmetric
+ *                   positive definite one, the same way
  *   raw:8           (where the program defines BB_RAW_SEND/BB_RAW_RECV) the
  *                   8-byte ping-pong on the library's own point-to-point
  *                   calls, in the same run and through the same shared
@@ -32,10 +34,13 @@
  * printed (batches of one size lie a whole pass over the sweep apart).
  * pdgetrf: the slowest rank's wall time of one call, median of -r calls
  * (the matrix is regenerated, untimed, before each).  MB = 1e6 bytes.
+ * pdgetrf, pdpotrf where the program models its local BLAS
+ * (bench/blas_model.h, BB_BLAS_GFLOPS set): a third column, the slowest
+ * rank's BLAS time of a call in microseconds.
  *
  * Every size is checked untimed first (ping-pong patterns both ways,
  * broadcast from every root, sums of small integers, the maximum and its
- * location); pdgetrf is checked by pdgetrs_ on the factors of its first
+ * location); pdgetrf (pdpotrf) is checked by pdgetrs_ (pdpotrs_) on the factors of its first
  * timed call (A x = A * ones must give ones).  A failure prints what was
  * wrong and aborts the job (Cblacs_abort).
  *
@@ -84,6 +89,10 @@ void descinit_(int *desc, int *m, int *n, int *mb, int *nb, int *irsrc, int *ics
                int *ictxt, int *lld, int *info);
 int numroc_(int *n, int *nb, int *iproc, int *isrcproc, int *nprocs);
 void pdgetrf_(int *m, int *n, double *a, int *ia, int *ja, int *desca, int *ipiv, int *info);
+void pdpotrf_(const char *uplo, int *n, double *a, int *ia, int *ja, int *desca, int *info,
+              size_t luplo);
+void pdpotrs_(const char *uplo, int *n, int *nrhs, double *a, int *ia, int *ja, int *desca,
+              double *b, int *ib, int *jb, int *descb, int *info, size_t luplo);
 void pdgetrs_(char *trans, int *n, int *nrhs, double *a, int *ia, int *ja, int *desca,
               int *ipiv, double *b, int *ib, int *jb, int *descb, int *info, size_t trans_len);
 
@@ -381,20 +390,32 @@ static inline double bb_aij(int i, int j)   /* the matrix, in [-0.5, 0.5) */
 /* global index of local index l on process coordinate p of np (block NB) */
 static inline int bb_g(int l, int NB, int p, int np) { return (l / NB * np + p) * NB + l % NB; }
 
-/* Factor an N x N matrix on a P x Q grid (ranks 0 .. PQ-1; the others
- * idle) `reps` times; prints the row.  The first factorisation is checked. */
-static void bb_getrf(int N, int NB, int reps, int P, int Q)
+/* element (i, j) of the matrix factored: bb_aij for LU; for Cholesky its
+ * symmetric part plus N on the diagonal (positive definite) */
+static inline double bb_elem(int chol, int N, int i, int j)
+{
+    if (!chol)
+        return bb_aij(i, j);
+    return (i < j ? bb_aij(i, j) : bb_aij(j, i)) + (i == j ? N : 0);
+}
+
+/* Factor an N x N matrix (LU, or with chol Cholesky) on a P x Q grid
+ * (ranks 0 .. PQ-1; the others idle) `reps` times; prints the row.  The
+ * first factorisation is checked.  Where the program models its local
+ * BLAS (BB_BLAS_SECONDS, bench/blas_model.h), the row also gives the
+ * slowest rank's BLAS seconds of a call. */
+static void bb_factor(int chol, int N, int NB, int reps, int P, int Q)
 {
     int ctx = -1, nprow, npcol, myrow, mycol, zero = 0, one = 1, info;
     int desca[9], descb[9];
-    double times[64];
+    double times[64], blas[64];
     if (reps > 64)
         reps = 64;
     Cblacs_get(-1, 0, &ctx);
     Cblacs_gridinit(&ctx, "R", P, Q);
     Cblacs_gridinfo(ctx, &nprow, &npcol, &myrow, &mycol);
     for (int r = 0; r < reps; r++) {
-        double t = 0;
+        double t = 0, c = 0;
         if (ctx >= 0) {
             int mloc = numroc_(&N, &NB, &myrow, &zero, &nprow);
             int nloc = numroc_(&N, &NB, &mycol, &zero, &npcol);
@@ -410,14 +431,23 @@ static void bb_getrf(int N, int NB, int reps, int P, int Q)
             for (int lj = 0; lj < nloc; lj++) {
                 int gj = bb_g(lj, NB, mycol, npcol);
                 for (int li = 0; li < mloc; li++)
-                    a[(size_t)lj * lld + li] = bb_aij(bb_g(li, NB, myrow, nprow), gj);
+                    a[(size_t)lj * lld + li] = bb_elem(chol, N, bb_g(li, NB, myrow, nprow), gj);
             }
             Cblacs_barrier(ctx, "A");
+#ifdef BB_BLAS_SECONDS
+            double c0 = BB_BLAS_SECONDS();
+#endif
             double t0 = bu_now();
-            pdgetrf_(&N, &N, a, &one, &one, desca, ipiv, &info);
+            if (chol)
+                pdpotrf_("L", &N, a, &one, &one, desca, &info, 1);
+            else
+                pdgetrf_(&N, &N, a, &one, &one, desca, ipiv, &info);
             t = bu_now() - t0;
+#ifdef BB_BLAS_SECONDS
+            c = BB_BLAS_SECONDS() - c0;
+#endif
             if (info != 0)
-                bb_die("pdgetrf_ returned info %d", info);
+                bb_die("%s returned info %d", chol ? "pdpotrf_" : "pdgetrf_", info);
             if (r == 0) {
                 /* b = A * ones lives in process column 0 */
                 double *b = malloc(sizeof(double) * (size_t)lldb);
@@ -427,33 +457,44 @@ static void bb_getrf(int N, int NB, int reps, int P, int Q)
                         double s = 0;
                         int gi = bb_g(li, NB, myrow, nprow);
                         for (int j = 0; j < N; j++)
-                            s += bb_aij(gi, j);
+                            s += bb_elem(chol, N, gi, j);
                         b[li] = s;
                     }
-                pdgetrs_("N", &N, &one, a, &one, &one, desca, ipiv, b, &one, &one, descb,
-                         &info, 1);
+                if (chol)
+                    pdpotrs_("L", &N, &one, a, &one, &one, desca, b, &one, &one, descb, &info,
+                             1);
+                else
+                    pdgetrs_("N", &N, &one, a, &one, &one, desca, ipiv, b, &one, &one, descb,
+                             &info, 1);
                 if (info != 0)
-                    bb_die("pdgetrs_ returned info %d", info);
+                    bb_die("%s returned info %d", chol ? "pdpotrs_" : "pdgetrs_", info);
                 if (mycol == 0)
                     for (int li = 0; li < mloc; li++)
                         if (!(fabs(b[li] - 1.0) < 1e-6))
-                            bb_die("pdgetrf: solving with the factors gives x[%d] = %.17g, "
-                                   "expected 1", bb_g(li, NB, myrow, nprow), b[li]);
+                            bb_die("%s: solving with the factors gives x[%d] = %.17g, "
+                                   "expected 1", chol ? "pdpotrf" : "pdgetrf",
+                                   bb_g(li, NB, myrow, nprow), b[li]);
                 free(b);
             }
             free(a);
             free(ipiv);
         }
         bb_max_to_root(&t, 1);
+        bb_max_to_root(&c, 1);
         times[r] = t;
+        blas[r] = c;
     }
     if (ctx >= 0)
         Cblacs_gridexit(ctx);
     if (bb_me == 0) {
-        double t = bu_median(times, reps);
+        double t = bu_median(times, reps), c = bu_median(blas, reps);
         char key[40];
-        snprintf(key, sizeof key, "pdgetrf:%d", N);
-        printf("%-16s %14.2f %14.2f\n", key, t * 1e6, 2.0 / 3.0 * (double)N * N * N / t / 1e9);
+        snprintf(key, sizeof key, "%s:%d", chol ? "pdpotrf" : "pdgetrf", N);
+        printf("%-16s %14.2f %14.2f", key, t * 1e6,
+               (chol ? 1.0 : 2.0) / 3.0 * (double)N * N * N / t / 1e9);
+        if (c > 0)
+            printf(" %14.2f", c * 1e6);
+        printf("\n");
         fflush(stdout);
     }
 }
@@ -466,7 +507,8 @@ struct bb_opts {
     int N, NB, reps, P, Q;
     unsigned tests;              /* bit per test */
 };
-enum { BT_PP = 1, BT_SUB = 2, BT_BS = 4, BT_GSUM = 8, BT_AMX = 16, BT_GETRF = 32 };
+enum { BT_PP = 1, BT_SUB = 2, BT_BS = 4, BT_GSUM = 8, BT_AMX = 16, BT_GETRF = 32,
+       BT_POTRF = 64 };
 
 static void bb_usage(FILE *f)
 {
@@ -475,11 +517,12 @@ static void bb_usage(FILE *f)
             "[-t TOP] [-i SCALE] [-a] [-h]\n"
             "  -m MAX    last ping-pong size, 8 B doubling (default 16M; K/M/G)\n"
             "  -M CMAX   last collective size, 8 B doubling (default 1M, at most -m)\n"
-            "  -T TESTS  comma list of pp, sub, bs, gsum, amx, getrf (default all)\n"
-            "  -N N      pdgetrf matrix order (default 2000)\n"
-            "  -b NB     pdgetrf block size (default 64)\n"
-            "  -g PxQ    pdgetrf process grid (default 1x2; P x Q <= processes)\n"
-            "  -r REPS   pdgetrf calls timed (default 3)\n"
+            "  -T TESTS  comma list of pp, sub, bs, gsum, amx, getrf, potrf (default all\n"
+            "            but potrf)\n"
+            "  -N N      pdgetrf/pdpotrf matrix order (default 2000)\n"
+            "  -b NB     their block size (default 64)\n"
+            "  -g PxQ    their process grid (default 1x2; P x Q <= processes)\n"
+            "  -r REPS   calls timed (default 3)\n"
             "  -t TOP    broadcast/combine topology character (default ' ')\n"
             "  -i SCALE  multiply the iteration counts (default 1)\n"
             "  -a        accepted and ignored (the BLACS have no allocator)\n",
@@ -543,6 +586,7 @@ static int bb_parse(int argc, char **argv, struct bb_opts *o, const char **err)
                 else if (!strcmp(tok, "gsum")) o->tests |= BT_GSUM;
                 else if (!strcmp(tok, "amx")) o->tests |= BT_AMX;
                 else if (!strcmp(tok, "getrf")) o->tests |= BT_GETRF;
+                else if (!strcmp(tok, "potrf")) o->tests |= BT_POTRF;
                 else if (!strcmp(tok, "coll")) o->tests |= BT_BS | BT_GSUM | BT_AMX;
                 else {
                     snprintf(msg, sizeof msg, "unknown test %s", tok);
@@ -613,7 +657,7 @@ static int bb_main(int argc, char **argv)
         pr = -1;
     }
     static char gmsg[96];
-    if (pr == 0 && (o.tests & BT_GETRF) && o.P * o.Q > bb_np) {
+    if (pr == 0 && (o.tests & (BT_GETRF | BT_POTRF)) && o.P * o.Q > bb_np) {
         snprintf(gmsg, sizeof gmsg, "a %dx%d grid needs %d processes, there are %d", o.P, o.Q,
                  o.P * o.Q, bb_np);
         err = gmsg;
@@ -677,8 +721,8 @@ static int bb_main(int argc, char **argv)
                bb_np, bb_np, bb_top, o.scale, BB_REPS);
         printf("# sd2d: ping-pong of (0,0) and (0,1), one-way time; bs2d: root = iteration %% "
                "nprocs; gsum2d, amx2d: rdest = -1 (amx2d with LDIA = M)\n");
-        printf("# pdgetrf: %d x %d, NB = %d, %d x %d grid, median of %d calls (GFlops = "
-               "2/3 N^3 / time)\n", o.N, o.N, o.NB, o.P, o.Q, o.reps);
+        printf("# pdgetrf, pdpotrf: %d x %d, NB = %d, %d x %d grid, median of %d calls (GFlops "
+               "= 2/3 N^3 or 1/3 N^3 / time)\n", o.N, o.N, o.NB, o.P, o.Q, o.reps);
         printf("# key  time_us  MBps|GFlops\n");
         fflush(stdout);
     }
@@ -700,7 +744,9 @@ static int bb_main(int argc, char **argv)
     }
     fflush(stdout);
     if (o.tests & BT_GETRF)
-        bb_getrf(o.N, o.NB, o.reps, o.P, o.Q);
+        bb_factor(0, o.N, o.NB, o.reps, o.P, o.Q);
+    if (o.tests & BT_POTRF)
+        bb_factor(1, o.N, o.NB, o.reps, o.P, o.Q);
 
     bu_free(bb_a);
     bu_free(bb_b);

@@ -501,7 +501,13 @@ static inline volatile void *fmpl_tl_mbox_in(fmpl_tl_t *tl, int peer, int idx)
 static inline int fmpl_tl_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
                                       size_t nblk, size_t sstride, const fmpl_tl_key_t *key,
                                       uint64_t roff, size_t dstride, fmpl_tl_comp_t *c)
-{ return tl->ops->put_strided(tl, peer, src, blklen, nblk, sstride, key, roff, dstride, c); }
+{
+    /* blocks back to back on both sides (a packed copy into a contiguous
+     * receive): one transfer, not one per block */
+    if (sstride == blklen && dstride == blklen)
+        return tl->ops->put(tl, peer, src, blklen * nblk, key, roff, 0, c);
+    return tl->ops->put_strided(tl, peer, src, blklen, nblk, sstride, key, roff, dstride, c);
+}
 static inline int fmpl_tl_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
                                   const fmpl_tl_key_t *key, fmpl_tl_comp_t *c)
 { return tl->ops->put_iov(tl, peer, iov, n, key, c); }
