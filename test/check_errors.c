@@ -308,6 +308,54 @@ START_TEST(test_peer_timeout_coll)
 }
 END_TEST
 
+/* An emulated machine's rank killed inside the engine (FMPL_EMU_DIE: once
+ * its 40th transfer is told, still on its channel) may leave a transfer
+ * half done: the machine stops, and every survivor - those that never
+ * wait on the victim too - ends with FMPL_ERR_PEER naming it, none with
+ * a signal of its own (a completion told twice once hit a stack frame
+ * that was gone: SIGSEGV). */
+START_TEST(test_engine_death)
+{
+    job_t j;
+    char left[1024], line[64];
+    const char *desc = "FMPL_EMU_DIE=3:40 fmplrun -n 4 fault -a p2p";
+    ck_assert_msg(tl_have_prog("fault"), "test/progs/fault is not built");
+    /* the timer's own fault far past the end: the engine's death is the one */
+    int st = run_job(&j, 4, "FMPL_EMU_DIE=3:40", 60, "fault", "-a", "p2p", "-f", "kill", "-t",
+                     "600000", NULL);
+    job_log(&j, desc);
+    ck_assert_msg(st != 0 && st != 124 && st != TL_HARD_TIMEOUT, "%s: status %d; output:\n%s",
+                  desc, st, job_tail(&j, 2500));
+    ck_assert_msg(j.secs < 10.0, "%s: took %.1f s (limit 10 s); output:\n%s", desc, j.secs,
+                  job_tail(&j, 2500));
+    ck_assert_msg(job_has(&j, "rank 3 (pid") &&
+                      job_has(&j, "died inside the emulated machine's engine"),
+                  "%s: nobody says rank 3 died inside the engine; output:\n%s", desc,
+                  job_tail(&j, 2500));
+    for (int r = 0; r < 3; r++) {
+        snprintf(line, sizeof line, "fault: rank %d: FMPL_ERR_PEER", r);
+        ck_assert_msg(job_has(&j, line), "%s: rank %d did not report FMPL_ERR_PEER; "
+                      "output:\n%s", desc, r, job_tail(&j, 2500));
+        snprintf(line, sizeof line, "peer rank %d failed", r);
+        ck_assert_msg(!job_has(&j, line), "%s: rank %d named as failed; output:\n%s", desc,
+                      r, job_tail(&j, 2500));
+        /* its own exit, with the fault program's code for FMPL_ERR_PEER */
+        int pid = 0;
+        snprintf(line, sizeof line, "fault: rank %d pid ", r);
+        const char *at = strstr(j.out, line);
+        ck_assert_msg(at && sscanf(at + strlen(line), "%d", &pid) == 1,
+                      "%s: rank %d never started; output:\n%s", desc, r, job_tail(&j, 2500));
+        snprintf(line, sizeof line, "rank %d (pid %d) exited with status 3", r, pid);
+        ck_assert_msg(job_has(&j, line), "%s: rank %d did not exit with status 3; output:\n%s",
+                      desc, r, job_tail(&j, 2500));
+    }
+    ck_assert_msg(tl_pids_alive(&j, left, sizeof left) == 0, "%s: %s", desc, left);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "%s: leftovers: %s", desc,
+                  left);
+    job_free(&j);
+}
+END_TEST
+
 /* ranks whose shared-memory layouts differ (FMPL_SHM_FIFO set for one):
  * fmpl_init fails on both with a message that says why, nobody hangs */
 START_TEST(test_layout_mismatch)
@@ -415,6 +463,8 @@ static const struct set_spec {
     {"FMPL_TRANSPORT=ofi FMPL_TICKER_MAX_MS=0", "FMPL_TICKER_MAX_MS=0: a whole number of "
                                                 "milliseconds from 1 to 10000"},
     {"FMPL_TRANSPORT=tcw FMPL_TCW_MODEL=off", "FMPL_TCW_MODEL=off: 0 (functional emulation"},
+    {"FMPL_TRANSPORT=peach2 FMPL_EMU_DIE=2:1", "FMPL_EMU_DIE=2:1: expected RANK:N"},
+    {"FMPL_TRANSPORT=tcw FMPL_EMU_DIE=1:0", "FMPL_EMU_DIE=1:0: expected RANK:N"},
 };
 
 /* once, under the default transport (the table names its own) */
@@ -463,6 +513,11 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_layout_mismatch);
     tcase_add_loop_test(tc, test_death_before_init, 0, 2);
     tcase_add_test(tc, test_exit_without_finalize);
+    /* the emulated machines' engine (FMPL_EMU_DIE means nothing elsewhere) */
+    const char *t = getenv("FMPL_TRANSPORT");
+    if (t && (!strcmp(t, "tcw") || !strcmp(t, "peach2") || !strcmp(t, "tca") ||
+              !strcmp(t, "ib")))
+        tcase_add_test(tc, test_engine_death);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,6 +10,7 @@
  * the head reaches the next link after that link's latency (cut-through) -
  * which is where contention comes from.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -379,6 +380,10 @@ void fmpl_emu_forget(fmpl_emu_t *e, const void *comp)
                       "not be counted", n);
 }
 
+static long die_after;             /* fmpl_emu_die_after; 0: never */
+
+void fmpl_emu_die_after(long n) { die_after = n; }
+
 /* The transfer `x` has sent its last packet: its entry, its completion. */
 static void xfer_done(emu_shared_t *sh, emu_xfer_rec_t *x)
 {
@@ -451,6 +456,8 @@ static void send_packet(emu_shared_t *sh, emu_chan_t *ch, fmpl_emu_time_t t)
     ch->free_at = first;
     if (x->sent >= x->bytes) {
         xfer_done(sh, x);
+        if (die_after > 0 && --die_after == 0)
+            raise(SIGKILL);
         xfer_free(sh, ch->cur);
         ch->cur = -1;
     }

@@ -117,6 +117,7 @@ typedef struct emu_shared {
     uint64_t leaves;               /* of the trees: a power of two >= size */
     pthread_mutex_t lock;
     _Atomic int32_t lock_holder;   /* the rank inside, -1: none (for a message) */
+    _Atomic int32_t broken;        /* 1 + a rank that died inside, 0: none */
     int32_t xfer_free, ent_free;   /* pool free lists */
     int32_t xfers_used, ents_used; /* for the "tables full" message */
 } emu_shared_t;
@@ -147,6 +148,7 @@ struct fmpl_emu {
     uint32_t wait_seen;
     fmpl_emu_time_t wait_need;
     int lock_stuck;                /* the lock timed out once: try, never wait */
+    int broken_told;               /* said that the machine is lost (emu_seg.c) */
 };
 
 static inline emu_rank_t *emu_ranks(emu_shared_t *sh)
@@ -203,6 +205,10 @@ void fmpl_emu_heap_init(emu_shared_t *sh);
 /* Process every engine event that is known (before the bound + lookahead);
  * returns the transfers completed. */
 int fmpl_emu_run_locked(fmpl_emu_t *e);
+/* A fault for the tests (FMPL_EMU_DIE, emu_seg.c): this process kills
+ * itself inside the engine once it has run the n-th transfer to its end -
+ * told, but still its channel's - as a rank killed there at random may. */
+void fmpl_emu_die_after(long n);
 /* the earliest an entry of a transfer on its way may reach rank r
  * (whose last packet may leave then), FMPL_EMU_NEVER: none comes */
 fmpl_emu_time_t fmpl_emu_coming_locked(emu_shared_t *sh, int r);

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -87,6 +88,7 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     h->cpu_scale = c->cpu_scale;
     h->cpu_threshold = c->cpu_threshold;
     atomic_store(&h->lock_holder, -1);
+    atomic_store(&h->broken, 0);
     if (init_lock(&h->lock) != 0) {
         fmpl_log_err("%s: cannot create the engine's lock", c->name);
         return FMPL_ERR_SYSTEM;
@@ -111,6 +113,25 @@ static int create(fmpl_emu_t *e, const fmpl_emu_config_t *c)
     /* the pools start empty: taken from their never-used tails */
     h->xfer_free = h->ent_free = -1;
     h->magic = FMPL_EMU_MAGIC;
+    return FMPL_SUCCESS;
+}
+
+/* FMPL_EMU_DIE=R:N, for the fault tests: rank R dies inside the engine
+ * after its N-th transfer (fmpl_emu_die_after). */
+static int die_setting(fmpl_emu_t *e)
+{
+    const char *v = getenv("FMPL_EMU_DIE");
+    if (!v || !*v)
+        return FMPL_SUCCESS;
+    int r, used = 0;
+    long n;
+    if (sscanf(v, "%d:%ld%n", &r, &n, &used) != 2 || v[used] || r < 0 ||
+        r >= e->tl->size || n < 1) {
+        fmpl_log_err("FMPL_EMU_DIE=%s: expected RANK:N (a rank of the job, N >= 1)", v);
+        return FMPL_ERR_ARG;
+    }
+    if (r == e->rank)
+        fmpl_emu_die_after(n);
     return FMPL_SUCCESS;
 }
 
@@ -190,6 +211,8 @@ int fmpl_emu_open(fmpl_tl_t *tl, const fmpl_emu_config_t *cfg, fmpl_emu_apply_fn
         /* nobody kicks before everybody is here */
         rc = b->ops->fence(b);
     }
+    if (rc == FMPL_SUCCESS)
+        rc = die_setting(e);
     if (rc != FMPL_SUCCESS) {
         fmpl_emu_close(e);
         return rc;
@@ -228,10 +251,31 @@ void *fmpl_emu_fabric(fmpl_emu_t *e) { return (uint8_t *)e->sh + e->sh->fabric_o
  * the lock, after this long at most instead of never. */
 #define LOCK_SLICE_S 0.1
 
+/* A rank died inside the engine (lock_holder still its own): it may have
+ * left a transfer half done - its completion posted twice or never, a list
+ * half linked - and a completion told twice counts down in a stack frame
+ * that is gone (a survivor's SIGSEGV in the fault matrix).  Nothing the
+ * machine holds can be trusted: it stops, every later lock fails, and the
+ * ranks' waits end with FMPL_ERR_PEER naming the dead rank. */
+static int engine_broken(fmpl_emu_t *e)
+{
+    int b = atomic_load(&e->sh->broken);
+    if (b && !e->broken_told) {
+        e->broken_told = 1;
+        fmpl_log_err("%s: rank %d (pid %d) is gone, and died inside the emulated machine's "
+                     "engine: the machine's state is lost, no more transfers", e->tl->ops->name,
+                     b - 1, (int)emu_ranks(e->sh)[b - 1].pid);
+        fmpl_boot_blame(e->tl->boot, b - 1, 1);
+    }
+    return b != 0;
+}
+
 int fmpl_emu_lock(fmpl_emu_t *e)
 {
     pthread_mutex_t *m = &e->sh->lock;
     double limit = e->tl->boot->peer_timeout;
+    if (engine_broken(e))
+        return -1;
     int rc = pthread_mutex_trylock(m);
     if (rc == EBUSY && e->lock_stuck)
         return -1;                 /* told once; the job is ending */
@@ -264,9 +308,17 @@ int fmpl_emu_lock(fmpl_emu_t *e)
         waited += slice;
     }
     if (rc == EOWNERDEAD) {
-        /* a rank died holding it: the job is ending (its death is
-         * reported by the usual liveness checks); keep the rest going */
+        /* a rank died holding it; before it said it was inside (or after
+         * it said it was done), the machine is whole */
         pthread_mutex_consistent(m);
+        int r = atomic_load(&e->sh->lock_holder);
+        if (r >= 0)
+            atomic_store(&e->sh->broken, r + 1);
+    }
+    if (engine_broken(e)) {
+        atomic_store(&e->sh->lock_holder, -1);
+        pthread_mutex_unlock(m);
+        return -1;
     }
     atomic_store(&e->sh->lock_holder, e->rank);
     return 0;
