@@ -78,13 +78,19 @@ void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const in
 typedef void (*bb_trsm_t)(const char *, const char *, const char *, const char *, const int *,
                           const int *, const double *, const double *, const int *, double *,
                           const int *, size_t, size_t, size_t, size_t);
+/* a triangular m x m (side L) or n x n (side R) by an m x n matrix */
+static double bb_tri_flops(const char *side, const int *m, const int *n)
+{
+    return *side == 'L' || *side == 'l' ? (double)*n * *m * *m : (double)*m * *n * *n;
+}
+
 void dtrsm_(const char *s, const char *u, const char *t, const char *d, const int *m,
             const int *n, const double *al, const double *a, const int *lda, double *b,
             const int *ldb, size_t l1, size_t l2, size_t l3, size_t l4)
 {
     BB_REAL(dtrsm_, bb_trsm_t);
     real(s, u, t, d, m, n, al, a, lda, b, ldb, l1, l2, l3, l4);
-    bb_blas_charge(*s == 'L' || *s == 'l' ? (double)*n * *m * *m : (double)*m * *n * *n);
+    bb_blas_charge(bb_tri_flops(s, m, n));
 }
 
 void dtrmm_(const char *s, const char *u, const char *t, const char *d, const int *m,
@@ -93,7 +99,7 @@ void dtrmm_(const char *s, const char *u, const char *t, const char *d, const in
 {
     BB_REAL(dtrmm_, bb_trsm_t);
     real(s, u, t, d, m, n, al, a, lda, b, ldb, l1, l2, l3, l4);
-    bb_blas_charge(*s == 'L' || *s == 'l' ? (double)*n * *m * *m : (double)*m * *n * *n);
+    bb_blas_charge(bb_tri_flops(s, m, n));
 }
 
 typedef void (*bb_syrk_t)(const char *, const char *, const int *, const int *, const double *,

@@ -479,6 +479,12 @@ if [ ${#failures[@]} -gt 0 ]; then
         if grep -qE ':[FE]:' "$log"; then
             # Check's failure lines and the output they quote
             grep -A 14 -E ':[FE]:' "$log" | head -n 60 | sed 's/^/    /'
+        elif grep -qE '^ *FAIL' "$log"; then
+            # a script's own failed jobs (each says why below its line),
+            # then how it ended
+            grep -A 26 -E '^ *FAIL' "$log" | head -n 80 | sed 's/^/    /'
+            echo "    ..."
+            tail -n 4 "$log" | sed 's/^/    /'
         else
             tail -n 15 "$log" | sed 's/^/    /'
         fi

@@ -105,7 +105,6 @@ int fmpl_init(int count)
     int rc = read_settings();
     if (rc != FMPL_SUCCESS)
         return rc;
-    fmpl_g.dead_logged = -1;
     fmpl_g.clock_stuck = 0;
     fmpl_g.boot.peer_timeout = fmpl_g.peer_timeout;
 

@@ -92,13 +92,7 @@ int fmpl_check_peer(int peer)
         dead = peer;
         fmpl_boot_blame(&fmpl_g.boot, peer, 1);
     }
-    if (dead < 0)
-        return FMPL_SUCCESS;
-    if (fmpl_g.dead_logged != dead) {
-        fmpl_g.dead_logged = dead;
-        fmpl_log_err("peer rank %d failed (died, stopped answering, or left the job without fmpl_finalize)", dead);
-    }
-    return FMPL_ERR_PEER;
+    return dead < 0 ? FMPL_SUCCESS : fmpl_tl_peer_failed(&fmpl_g.tl, dead);
 }
 
 int fmpl_wait_comp(const fmpl_tl_comp_t *c, int peer)

@@ -3,4 +3,4 @@
  */
 #include "p2p/state.h"
 
-fmpl_state_t fmpl_g = { .dead_logged = -1 };
+fmpl_state_t fmpl_g;

@@ -46,7 +46,6 @@ typedef struct fmpl_state {
     uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies above this */
     unsigned inline_max;           /* FMPL_INLINE: fmpl_send's bytes inside the record */
     int early;                     /* FMPL_EARLY: small sends may go before their header */
-    int dead_logged;               /* first dead rank reported, -1 none */
     struct fmpl_spill *spill;
     /* progress thread */
     int thread_on;

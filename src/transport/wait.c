@@ -68,11 +68,23 @@ int fmpl_tl_wait_turn(fmpl_tl_t *tl, fmpl_tl_wait_t *w, double deadline)
     return 1;
 }
 
-int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
+int fmpl_tl_peer_failed(fmpl_tl_t *tl, int dead)
 {
     /* named once: the caller's error may reach a layer (a matrix receive
      * under the BLACS, say) that knows no rank to name */
     static int named = -1;
+    if (dead != named) {
+        named = dead;
+        /* (fmpl_init may ask before the transport is open) */
+        fmpl_log_err("%s%speer rank %d failed (died, stopped answering, or left the job "
+                     "without fmpl_finalize)", tl->ops ? tl->ops->name : "",
+                     tl->ops ? ": " : "", dead);
+    }
+    return FMPL_ERR_PEER;
+}
+
+int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
+{
     /* the launcher's word first: a peer that left after seeing the job's
      * first failure is not that failure */
     int dead = tl->boot->ops->dead_rank(tl->boot);
@@ -80,14 +92,8 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
         dead = peer;
         fmpl_boot_blame(tl->boot, peer, 1);
     }
-    if (dead >= 0) {
-        if (dead != named) {
-            named = dead;
-            fmpl_log_err("%s: peer rank %d failed (died, stopped answering, or left the job without fmpl_finalize)",
-                         tl->ops->name, dead);
-        }
-        return FMPL_ERR_PEER;
-    }
+    if (dead >= 0)
+        return fmpl_tl_peer_failed(tl, dead);
     double now = fmpl_rtime();
     if (*t0 == 0) {
         *t0 = now;

@@ -54,6 +54,9 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0);
  * seconds, past FMPL_PEER_TIMEOUT: logs it, tells the launcher whom this
  * rank gives up on (fmpl_boot_blame), FMPL_ERR_PEER. */
 int fmpl_tl_gave_up(fmpl_tl_t *tl, int peer, double waited);
+/* `dead` is the job's failure (the launcher's word, or a peer seen gone):
+ * logs it the first time, FMPL_ERR_PEER. */
+int fmpl_tl_peer_failed(fmpl_tl_t *tl, int dead);
 /* A transport found the process of `peer` (pid) gone: logs it, tells the
  * launcher before this rank can leave (fmpl_boot_blame), FMPL_ERR_PEER. */
 int fmpl_tl_peer_gone(fmpl_tl_t *tl, int peer, int pid);
