@@ -105,7 +105,7 @@ static void fuzz_job_state(const fmpl_tl_ops_t *ops, const struct fmpl_boot_ops 
         memset(in_line[i], 0, FUZZ_SLOT);
         memset(out_line[i], 0, FUZZ_SLOT);
     }
-    fmpl_g = (fmpl_state_t){ .dead_logged = -1 };
+    fmpl_g = (fmpl_state_t){ 0 };
     fmpl_g.boot = (fmpl_boot_t){ .rank = 0, .size = 2, .jobid = "fuzz", .ops = boot };
     fmpl_log_set_boot(&fmpl_g.boot);
     fmpl_g.nidx = NIDX;
