@@ -99,12 +99,18 @@ ofi_net         named    check_p2p *                  # 70 s
 ofi_shm         named    check_p2p *                  # 85 s
 route           default  check_p2p check_coll check_blacs *
 # the BLACS sit on p2p and coll: with the model only; without it, p2p
-# (about 55 s) only when named
+# (about 55 s) and the collectives of tcw (60 s) only when named: the engine
+# runs without its model under peach2_nomodel_check_coll
 tcw             default  check_p2p check_coll check_blacs check_errors *
-tcw_nomodel     named    check_p2p
-tcw_nomodel     default  check_coll
-tcw_nomodel     named    *
-peach2          default  check_p2p check_coll check_blacs check_errors *
+tcw_nomodel     named    check_p2p check_coll *
+# The point-to-point suite and the collectives on PEACH2 alone (40 and
+# 130 s), and the collectives on the InfiniBand fat tree (110 s), when
+# named: tca_check_p2p and tca_check_coll run both engines (PEACH2 inside
+# sub-clusters, InfiniBand between), check_peach2 what only PEACH2 has,
+# and the ib steps below (fft3d_ib, ib_bcast_scatter, scale_quick) the
+# choices of ib at 8-256 nodes
+peach2          default  check_blacs check_errors
+peach2          named    check_p2p check_coll *
 peach2_nomodel  named    check_p2p
 peach2_nomodel  default  check_coll
 peach2_nomodel  named    *
@@ -114,8 +120,8 @@ tca             default  check_p2p check_coll check_blacs check_errors *
 tca_ib          named    check_p2p check_coll *
 tca_peach2      named    check_coll *
 tca_nomodel     named    check_p2p check_coll *
-ib              default  check_p2p check_coll check_errors
-ib              named    check_blacs *
+ib              default  check_p2p check_errors
+ib              named    check_coll check_blacs *
 '
 
 # ---- every other step -------------------------------------------------------
@@ -142,8 +148,10 @@ ofi_net_forge               default  120  libfabric,x:test/progs/forge,fi:net  e
 ofi_shm_forge               default  120  libfabric,x:test/progs/forge  env FMPL_TRANSPORT=ofi FI_PROVIDER=shm bin/fmplrun -n 3 -t 100 test/progs/forge
 ofi_forge_unchecked         default  120  libfabric,x:test/progs/forge  env FMPL_TRANSPORT=ofi FI_PROVIDER=tcp FMPL_OFI_CHECK_SOURCE=0 bin/fmplrun -n 3 -t 100 test/progs/forge -e
 # InfiniBand verbs (FMPL_TRANSPORT=dcfa) on soft-RoCE in one qemu guest,
-# then across two (mpirun, PMIx); where qemu cannot run here: FAIL
+# then across two (mpirun, PMIx); where qemu cannot run here: FAIL.  _full:
+# with the two-guest runs make check leaves out (80 s)
 dcfa_test                   default 1500  x:bin/fmplrun,!verbs          test/dcfa_test.sh
+dcfa_test_full              named   1800  x:bin/fmplrun,!verbs          test/dcfa_test.sh -f
 # Fortran: through the module (use fmpl) and the include file fmplf.h; the
 # module against its C types (wrong calls fail to compile), from an install
 fortran_pingpong            default  300  x:test/progs/fortran_pingpong bin/fmplrun -n 2 -t 240 test/progs/fortran_pingpong
