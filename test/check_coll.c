@@ -225,44 +225,8 @@ static void run_spec(const struct spec *s)
     tl_run_worker(s->prog, s->np, s->env, s->args, JOB_TIMEOUT);
 }
 
-/* Whether the transport under test honours a spec's setting.  Where it
- * does not - shared memory's FMPL_SHM_CMA on a transport without shm (the
- * emulated machines, ofi), the progress thread on an emulated machine with
- * its timing model (fmpl(7)) - the spec would repeat another one with a
- * different seed, for a minute of make check: it is left out there. */
-static int spec_applies(const char *env)
-{
-    const char *t = getenv("FMPL_TRANSPORT");
-    int shm = !t || !*t || !strcmp(t, "shm") || !strcmp(t, "route");
-    int emu = t && (!strcmp(t, "tcw") || !strcmp(t, "peach2") || !strcmp(t, "tca") ||
-                    !strcmp(t, "ib"));
-    const char *m = !emu ? NULL : !strcmp(t, "tcw") ? getenv("FMPL_TCW_MODEL")
-                                : !strcmp(t, "ib") ? getenv("FMPL_IB_MODEL")
-                                                   : getenv("FMPL_TCA_MODEL");
-    int model = emu && !(m && !strcmp(m, "0"));
-    if (env && !strcmp(env, NOCMA))
-        return shm;
-    if (env && !strcmp(env, PTHR))
-        return !model;
-    return 1;
-}
-
-/* The indices of table[0..n) that apply here, into idx; how many. */
-static int pick_specs(const char *name, const struct spec *table, int n, int *idx)
-{
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (spec_applies(table[i].env))
-            idx[k++] = i;
-    if (k < n)
-        fprintf(stderr, "  %s: %d of %d specs left out (their setting means nothing on "
-                "FMPL_TRANSPORT=%s)\n", name, n - k, n, getenv("FMPL_TRANSPORT"));
-    return k;
-}
-
 #define SPEC_TEST(name, table)                                                \
-    static int name##_idx[sizeof table / sizeof table[0]];                    \
-    START_TEST(test_##name) { run_spec(&table[name##_idx[_i]]); }             \
+    START_TEST(test_##name) { run_spec(&table[_i]); }                         \
     END_TEST
 
 SPEC_TEST(ops, ops_specs)
@@ -377,8 +341,7 @@ static Suite *coll_suite(void)
 #define ADD(name, table)                                                      \
     tc = tcase_create(#name);                                                 \
     tcase_set_timeout(tc, CK_TIMEOUT);                                        \
-    tcase_add_loop_test(tc, test_##name, 0,                                   \
-                        pick_specs(#name, table, NSPEC(table), name##_idx));    \
+    tcase_add_loop_test(tc, test_##name, 0, NSPEC(table));                    \
     suite_add_tcase(s, tc);
 
     ADD(args, args_specs)

@@ -13,7 +13,8 @@
 # everything 5-10x slower than native: the jobs are the suites' workers
 # with short loops; -f adds the two-guest runs of coll_vops and of coll_nb
 # without the agents, 80 s that make check leaves out).  Each job must
-# exit 0 and print its OK line, except where a failure is what is tested.  One guest:
+# exit 0 and print its OK line, except where a failure is what is tested.
+# One guest:
 #   point to point  pingpong (sizes to 1 MiB, fmpl_alloc_mem buffers,
 #                   irecv), random traffic, early sends (of up to 2 KiB:
 #                   a 200-byte one must go early, -L), spilled sends,

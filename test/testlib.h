@@ -668,37 +668,55 @@ static TL_UNUSED void tl_run_refused(int np, const char *env, const char *said)
     job_free(&j);
 }
 
-/* The suites run their jobs also with FMPL_SHM_* settings (cross-memory
- * attach off, other FIFO depths and eager sizes).  Only the shared-memory
- * transport reads them: on a transport without it (the suite run with
- * FMPL_TRANSPORT=tcw, peach2, tca, ib, ofi or dcfa) such a job takes the
- * paths the suite's jobs without them take, only with other arguments
- * (another seed, another size), so it is not run there.  Returns that
- * transport, or NULL. */
-static TL_UNUSED const char *tl_shm_settings_inert(const char *env)
+/* FMPL_TRANSPORT names an emulated machine: tcw, peach2, tca or ib.
+ * Returns its timing-model variable's name, or NULL. */
+static TL_UNUSED const char *tl_emulated(void)
+{
+    const char *t = getenv("FMPL_TRANSPORT");
+    if (!t)
+        return NULL;
+    if (!strcmp(t, "tcw"))
+        return "FMPL_TCW_MODEL";
+    if (!strcmp(t, "peach2") || !strcmp(t, "tca"))
+        return "FMPL_TCA_MODEL";
+    if (!strcmp(t, "ib"))
+        return "FMPL_IB_MODEL";
+    return NULL;
+}
+
+/* The suites run their jobs also with settings for paths some transports
+ * do not have: FMPL_SHM_* (cross-memory attach off, other FIFO depths and
+ * eager sizes), read by the shared-memory transport only, and the progress
+ * thread, which an emulated machine with its timing model ignores
+ * (fmpl(7)).  Where every word of `env` is such a setting, the job takes
+ * the paths the suite's jobs without it take, only with other arguments
+ * (another seed, another size), so it is not run there.  Returns why, or
+ * NULL. */
+static TL_UNUSED const char *tl_settings_inert(const char *env)
 {
     static const char *const no_shm[] = {"tcw", "peach2", "tca", "ib", "ofi", "dcfa"};
-    const char *t = getenv("FMPL_TRANSPORT");
-    int other = 0;
+    const char *t = getenv("FMPL_TRANSPORT"), *model = tl_emulated();
+    const char *m = model ? getenv(model) : NULL;
+    int other = 0, timed = model && !(m && !strcmp(m, "0"));
     if (!env || !t)
         return NULL;
     for (size_t i = 0; i < sizeof no_shm / sizeof no_shm[0]; i++)
         other |= strcmp(t, no_shm[i]) == 0;
-    if (!other)
-        return NULL;
     int words = 0;
     for (const char *w = env; *w;) {
         while (*w == ' ')
             w++;
         if (!*w)
             break;
-        if (strncmp(w, "FMPL_SHM_", 9) != 0)
+        if (!(other && !strncmp(w, "FMPL_SHM_", 9)) &&
+            !(timed && !strncmp(w, "FMPL_PROGRESS_THREAD=", 21)))
             return NULL;
         words++;
         while (*w && *w != ' ')
             w++;
     }
-    return words ? t : NULL;
+    return !words ? NULL : timed ? "its timing model ignores the progress thread and "
+                                   "FMPL_SHM_*" : "it reads no FMPL_SHM_* setting";
 }
 
 static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
@@ -708,10 +726,10 @@ static TL_UNUSED void tl_run_worker(const char *prog, int np, const char *env,
     char desc[256], left[1024];
     tl_describe(desc, sizeof desc, env, np, prog, args);
     ck_assert_msg(tl_have_prog(prog), "test/progs/%s is not built", prog);
-    const char *other = tl_shm_settings_inert(env);
-    if (other) {
-        fprintf(stderr, "  %-60s not run: FMPL_TRANSPORT=%s reads no FMPL_SHM_* setting\n",
-                desc, other);
+    const char *inert = tl_settings_inert(env);
+    if (inert) {
+        fprintf(stderr, "  %-60s not run: on FMPL_TRANSPORT=%s %s\n", desc,
+                getenv("FMPL_TRANSPORT"), inert);
         return;
     }
     int st = run_jobv(&j, np, env, timeout, prog, args);
