@@ -308,6 +308,38 @@ START_TEST(test_peer_timeout_coll)
 }
 END_TEST
 
+/* FMPL_PEER_TIMEOUT over several waits: rank 0 waits in turn for a
+ * message from each of 3 ranks that stopped (a link cut would do the
+ * same): one timeout ends all three waits, not one timeout per request
+ * (the three took 6 s with FMPL_PEER_TIMEOUT=2 before) */
+START_TEST(test_peer_timeout_waits)
+{
+    job_t j;
+    char left[1024];
+    ck_assert_msg(tl_have_prog("fault"), "test/progs/fault is not built");
+    int st = run_job(&j, 4, "FMPL_PEER_TIMEOUT=2", 60, "fault", "-a", "waits", "-f", "stop",
+                     "-t", "100", NULL);
+    job_log(&j, "peer_timeout_waits");
+    ck_assert_msg(st == 3, "FMPL_PEER_TIMEOUT=2 fmplrun -n 4 fault -a waits -f stop: status %d, "
+                  "expected rank 0's 3; output:\n%s", st, job_tail(&j, 2000));
+    /* the first victim's stop and rank 0's error, in CLOCK_REALTIME s */
+    double stop = 0, err = 0, t;
+    int r;
+    for (const char *l = j.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (sscanf(l, "fault: rank %d fails (stop) at %lf", &r, &t) == 2 && (stop == 0 || t < stop))
+            stop = t;
+        if (sscanf(l, "fault: rank 0: FMPL_ERR_PEER from %*s at %lf", &t) == 1)
+            err = t;
+    }
+    ck_assert_msg(stop > 0 && err > 0, "no stop or no FMPL_ERR_PEER line; output:\n%s",
+                  job_tail(&j, 2000));
+    ck_assert_msg(err - stop < 3.5, "rank 0's waits ended %.1f s after the stops, "
+                  "FMPL_PEER_TIMEOUT=2; output:\n%s", err - stop, job_tail(&j, 2000));
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
 /* An emulated machine's rank killed inside the engine (FMPL_EMU_DIE: once
  * its 40th transfer is told, still on its channel) may leave a transfer
  * half done: the machine stops, and every survivor - those that never
@@ -513,6 +545,7 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_kill_status);
     tcase_add_test(tc, test_peer_timeout);
     tcase_add_test(tc, test_peer_timeout_coll);
+    tcase_add_test(tc, test_peer_timeout_waits);
     tcase_add_test(tc, test_layout_mismatch);
     tcase_add_loop_test(tc, test_death_before_init, 0, 2);
     tcase_add_test(tc, test_exit_without_finalize);

@@ -42,9 +42,10 @@ static void settle(void)
             next = now + FMPL_TL_WAIT_PERIOD;
             if (fmpl_g.boot.ops->dead_rank(&fmpl_g.boot) >= 0)
                 return;
-            if (fmpl_g.peer_timeout > 0 && now - t0 > fmpl_g.peer_timeout) {
+            double waited = fmpl_tl_waited(&fmpl_g.tl, t0, now);
+            if (fmpl_g.peer_timeout > 0 && waited > fmpl_g.peer_timeout) {
                 fmpl_log_err("waited %.0f s for the emulated clock, held by a rank that "
-                             "does not move (FMPL_PEER_TIMEOUT): giving up", now - t0);
+                             "does not move (FMPL_PEER_TIMEOUT): giving up", waited);
                 fmpl_g.clock_stuck = 1;
                 return;
             }
@@ -120,7 +121,7 @@ int fmpl_wait_idle(fmpl_wait_t *w)
     int rc = fmpl_check_peer(w->peer);
     if (rc != FMPL_SUCCESS)
         return rc;
-    double waited = w->turns.t_check - w->turns.t0;
+    double waited = fmpl_tl_waited(&fmpl_g.tl, w->turns.t0, w->turns.t_check);
     if (fmpl_g.peer_timeout > 0 && waited > fmpl_g.peer_timeout)
         return fmpl_tl_gave_up(&fmpl_g.tl, w->peer, waited);
     return FMPL_SUCCESS;

@@ -375,6 +375,9 @@ struct fmpl_tl {
     const fmpl_tl_clock_t *clock;
     void *clock_priv;              /* the clock's own state */
     void *priv;                    /* the transport's own state */
+    /* The wait policy's (wait.c): the last wait that gave up, when
+     * (fmpl_rtime) and after how long. */
+    double gave_up_at, gave_up_after;
 };
 
 /* Stubs for unsupported operations. */

@@ -97,14 +97,25 @@ int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0)
     double now = fmpl_rtime();
     if (*t0 == 0) {
         *t0 = now;
-    } else if (tl->boot->peer_timeout > 0 && now - *t0 > tl->boot->peer_timeout) {
-        return fmpl_tl_gave_up(tl, peer, now - *t0);
+    } else if (tl->boot->peer_timeout > 0 &&
+               fmpl_tl_waited(tl, *t0, now) > tl->boot->peer_timeout) {
+        return fmpl_tl_gave_up(tl, peer, fmpl_tl_waited(tl, *t0, now));
     }
     return FMPL_SUCCESS;
 }
 
+double fmpl_tl_waited(const fmpl_tl_t *tl, double t0, double now)
+{
+    double after = t0 - tl->gave_up_at;
+    if (tl->gave_up_at > 0 && after >= 0 && after < FMPL_TL_GAVE_UP_GAP)
+        return now - tl->gave_up_at + tl->gave_up_after;
+    return now - t0;
+}
+
 int fmpl_tl_gave_up(fmpl_tl_t *tl, int peer, double waited)
 {
+    tl->gave_up_at = fmpl_rtime();
+    tl->gave_up_after = waited;
     /* a collective's wait has no one peer to name (peer -1) */
     if (peer >= 0) {
         fmpl_log_err("%s: waited %.0f s for rank %d (FMPL_PEER_TIMEOUT): giving up",

@@ -51,9 +51,19 @@ int fmpl_tl_wait_turn(fmpl_tl_t *tl, fmpl_tl_wait_t *w, double deadline);
  * acquire order), or the wait must end. */
 int fmpl_tl_wait_check(fmpl_tl_t *tl, int failed, int peer, double *t0);
 /* A wait on `peer` (-1: the other ranks of a collective) lasted `waited`
- * seconds, past FMPL_PEER_TIMEOUT: logs it, tells the launcher whom this
- * rank gives up on (fmpl_boot_blame), FMPL_ERR_PEER. */
+ * seconds (fmpl_tl_waited), past FMPL_PEER_TIMEOUT: logs it, tells the
+ * launcher whom this rank gives up on (fmpl_boot_blame), FMPL_ERR_PEER. */
 int fmpl_tl_gave_up(fmpl_tl_t *tl, int peer, double waited);
+/* How long a wait begun at t0 (fmpl_rtime) counts as at `now`: its own
+ * time, and if it began right after another wait gave up (within
+ * FMPL_TL_GAVE_UP_GAP), that one's too.  So a program that waits in turn
+ * on requests to several ranks behind a dead link ends one
+ * FMPL_PEER_TIMEOUT after the link went, not one per request.  (Not "as
+ * long as nothing arrived": a provider's error completions look like
+ * arrivals to progress, and on shm a peer's zero-copy write to us is
+ * none.) */
+#define FMPL_TL_GAVE_UP_GAP 0.5
+double fmpl_tl_waited(const fmpl_tl_t *tl, double t0, double now);
 /* `dead` is the job's failure (the launcher's word, or a peer seen gone):
  * logs it the first time, FMPL_ERR_PEER. */
 int fmpl_tl_peer_failed(fmpl_tl_t *tl, int dead);

@@ -9,11 +9,16 @@
  *                     the previous, sizes 0 B to 256 KiB, blocking and not
  *           coll      barrier, bcast, allreduce, allgather, reduce in turn
  *           halo      a periodic 1-D halo exchange (fmpl_halo_do)
+ *           waits     rank 0 posts a receive from every other rank and
+ *                     waits for them in turn; every other rank is a victim
+ *                     and sends nothing (with -f stop: one FMPL_PEER_TIMEOUT
+ *                     must end all of rank 0's waits, not one per request)
  *           init      the victim fails inside (or right after) fmpl_init
  *           finalize  the survivors are in fmpl_finalize
  *     -f  how it fails: kill (SIGKILL), stop (SIGSTOP: alive, silent - the
  *         survivors need FMPL_PEER_TIMEOUT), exit (_exit(0) without
- *         fmpl_finalize)
+ *         fmpl_finalize), or none: no rank fails, every rank is a survivor
+ *         of a fault from outside (a link cut by test/netfault_test.sh)
  *     -t  the moment, in ms after the activity starts (default 100); the
  *         fault comes from a timer, so it lands wherever the victim is
  *     -x  exit code of a survivor that saw FMPL_ERR_PEER (default 3)
@@ -103,6 +108,19 @@ static int one_round(int round, const char **call)
             return fmpl_reduce(sbuf, 1000, fmpl_dsum, 0, FMPL_COMM_WORLD, NULL);
         }
     }
+    if (!strcmp(activity, "waits")) {
+        fmpl_request_t rq[64];
+        int first = FMPL_SUCCESS, rc;
+        *call = "fmpl_irecv";
+        for (int r = 1; r < np; r++)
+            if ((rc = fmpl_irecv(rbuf + r, 1, r, 2, &rq[r])) != FMPL_SUCCESS)
+                return rc;
+        *call = "fmpl_wait_irecv";
+        for (int r = 1; r < np; r++)
+            if ((rc = fmpl_wait_irecv(&rq[r])) != FMPL_SUCCESS && first == FMPL_SUCCESS)
+                first = rc;
+        return first;
+    }
     if (!strcmp(activity, "halo")) {
         *call = "fmpl_halo_do";
         return fmpl_halo_do(halo);
@@ -116,18 +134,20 @@ int main(int argc, char **argv)
     double at = 100;
     long code = 3;
     struct prog_opt opts[] = {
-        {'a', OPT_STR, &activity, "p2p, coll, halo, init or finalize"},
-        {'f', OPT_STR, &fault_kind, "kill, stop or exit"},
+        {'a', OPT_STR, &activity, "p2p, coll, halo, waits, init or finalize"},
+        {'f', OPT_STR, &fault_kind, "kill, stop, exit or none"},
         {'t', OPT_DOUBLE, &at, "ms into the activity"},
         {'x', OPT_INT, &code, "survivors' exit code"},
     };
     prog_name = "fault";
     prog_parse(argc, argv, opts, 4);
     CHECK(!strcmp(fault_kind, "kill") || !strcmp(fault_kind, "stop") ||
-          !strcmp(fault_kind, "exit"), "unknown -f %s", fault_kind);
+          !strcmp(fault_kind, "exit") || !strcmp(fault_kind, "none"), "unknown -f %s",
+          fault_kind);
+    int none = !strcmp(fault_kind, "none");
     /* who is the victim is known before fmpl_init (for -a init) */
     const char *sz = getenv("FMPL_SIZE"), *rk = getenv("FMPL_RANK");
-    int pre_victim = sz && rk && atoi(rk) == atoi(sz) - 1;
+    int pre_victim = !none && sz && rk && atoi(rk) == atoi(sz) - 1;
     me = fault_me = rk ? atoi(rk) : -1;
     if (!strcmp(activity, "init") && pre_victim)
         arm(at);
@@ -146,7 +166,7 @@ int main(int argc, char **argv)
     CHECK(np >= 2, "needs at least 2 ranks");
     printf("fault: rank %d pid %d\n", me, (int)getpid());
     fflush(stdout);
-    int victim = np - 1;
+    int victim = none ? -1 : np - 1;
     sbuf = prog_xmalloc(256 * 1024 + 4096 * (size_t)np);
     rbuf = prog_xmalloc(256 * 1024 + 4096 * (size_t)np);
     memset(sbuf, me, 256 * 1024);
@@ -167,8 +187,16 @@ int main(int argc, char **argv)
             exit((int)code);
         CHECK(0, "fmpl_finalize succeeded although rank %d never called it", victim);
     }
-    if (me == victim && strcmp(activity, "init") != 0)
+    if (!strcmp(activity, "waits")) {
+        CHECK(np <= 64, "-a waits takes at most 64 ranks");
+        if (me != 0) {
+            arm(at);
+            for (;;)
+                pause();
+        }
+    } else if (me == victim && strcmp(activity, "init") != 0) {
         arm(at);
+    }
     const char *call = "?";
     for (int round = 0; round < 100000; round++) {
         rc = one_round(round, &call);
