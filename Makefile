@@ -71,7 +71,7 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
            clang libclang-rt-14-dev \
-           pandoc man-db groff-base gnuplot-nox cmake
+           pandoc man-db groff-base gnuplot-nox cmake nftables ethtool
 
 # libpmix, libfabric and libibverbs are not linked: each is loaded at run
 # time by the first job that needs it (src/base/dlib.h says why); their
@@ -408,11 +408,16 @@ check: deps
 	$(MAKE) -j$(NPROC) all
 	./test/run_tests.sh
 
-# the fault matrix beyond make check's 30 trials: make faults TRIALS=500 SEED=2
+# the fault matrix beyond make check's 30 trials: make faults TRIALS=500 SEED=2;
+# NET=1 then breaks links under jobs across hosts, every condition of
+# test/netfault_test.sh: namespace hosts (libfabric tcp and net), then the
+# soft-RoCE guests (dcfa)
 TRIALS ?= 500
 SEED   ?= 1
+NET    ?= 0
 faults: all
 	./test/fault_test.sh -n $(TRIALS) -s $(SEED)
+	@if [ "$(NET)" = 1 ]; then ./test/netfault_test.sh && ./test/netfault_test.sh -G; fi
 
 # random traffic, every byte checked: make soak MINUTES=60
 MINUTES ?= 60
@@ -500,7 +505,8 @@ help:
 	@echo "  bench-scale    the collectives on the emulated machines up to 1024 nodes, and"
 	@echo "                 real ranks on shm beside Open MPI (bench/scale; QUICK=1: small)"
 	@echo "  bench-smpi     the emulated InfiniBand cluster beside SimGrid's SMPI (QUICK=1: small)"
-	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1)"
+	@echo "  faults         the fault matrix: TRIALS (500) random failures, SEED (1);"
+	@echo "                 NET=1: then links broken under jobs across hosts"
 	@echo "  soak           MINUTES (60) of random jobs, every byte checked, SEED (1)"
 	@echo "  coverage       rebuild with --coverage, run the tests (TESTS=\"NAME...\": some),"
 	@echo "                 print line and branch coverage per folder (gcovr)"

@@ -96,9 +96,10 @@ PACKAGES="qemu-system-x86 busybox-static kmod cpio iproute2 ibverbs-utils
 # loading), each with its dependencies put before it.  "?" marks those a
 # kernel may lack or have built in.  crc32_generic and crc32_pclmul must be
 # in before rdma_rxe: it asks the crypto API for crc32, which nothing
-# would load on demand in this guest.
+# would load on demand in this guest.  sch_netem: test/netfault_test.sh
+# breaks the guests' link with tc's netem (the host's kernel has none).
 MODULES="virtio_pci virtio_net 9pnet_virtio 9p overlay veth crc32_generic? crc32_pclmul?
-         rdma_rxe ib_uverbs rdma_ucm?"
+         rdma_rxe ib_uverbs rdma_ucm? sch_netem?"
 GUEST_MEM=2048          # MiB a guest: the job, its /dev/shm and the overlays
 GUEST_CPUS=2            # the machine has 2 cores; TCG runs one thread each
 # qemu's own limit is SECONDS plus this: boot and set-up take 10-15 s on an

@@ -13,7 +13,8 @@
  * Ranks pair as (0,1), (2,3), ...; with an odd size the last rank then
  * pairs with rank 0 in a second phase.  Receive buffers are 8 bytes larger
  * than the message (a shorter message is allowed) and the 64 bytes after
- * the message must stay untouched.
+ * the message must stay untouched.  Each rank ends by saying how many bytes
+ * it received and checked.
  */
 #include "prog.h"
 
@@ -21,6 +22,7 @@
 
 static size_t sizes[256];
 static int nsizes;
+static unsigned long long checked;   /* bytes received and verified */
 
 static void add_size(size_t s, size_t max)
 {
@@ -91,6 +93,7 @@ static void round_blocking(unsigned char *sbuf, unsigned char *rbuf, size_t n,
     }
     PAT_VERIFY(rbuf, n, seed, peer, mai);
     POISON_VERIFY(rbuf + n, 8 + GUARD, PROG_POISON, "bytes after the message");
+    checked += n;
 }
 
 static void round_nonblocking(unsigned char *sbuf, unsigned char *rbuf, size_t n,
@@ -123,6 +126,7 @@ static void round_nonblocking(unsigned char *sbuf, unsigned char *rbuf, size_t n
     }
     PAT_VERIFY(rbuf, n, seed, peer, mai);
     POISON_VERIFY(rbuf + n, 8 + GUARD, PROG_POISON, "bytes after the message");
+    checked += n;
 }
 
 static void run_pair(int peer, size_t max, int use_alloc, int nonblock, int mai, long reps)
@@ -180,5 +184,6 @@ int main(int argc, char **argv)
         printf("pingpong: %d sizes up to %zu bytes, %s, %s buffers, %d ranks\n",
                nsizes, max, nonblock || prog_np == 1 ? "isend/irecv" : "send/recv",
                use_alloc ? "fmpl_alloc_mem" : "malloc", prog_np);
+    printf("pingpong: rank %d received and checked %llu bytes\n", prog_me, checked);
     return prog_finish();
 }
