@@ -228,6 +228,7 @@ typedef struct fmpl_dcfa {
     int ud_tx_busy;
     unsigned ud_tx_next;
     double connect_timeout;        /* s */
+    size_t write_max;              /* FMPL_DCFA_WRITE_MAX: bytes a RDMA WRITE request */
     fmpl_mmsg_box_t box;           /* the mailbox, our CAS in flight */
     uint8_t *rx;                   /* [FMPL_DCFA_NRECV] receive buffers ... */
     size_t rx_len;                 /* ... of this many bytes each */

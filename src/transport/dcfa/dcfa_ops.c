@@ -452,6 +452,15 @@ static int dcfa_open(fmpl_tl_t *tl)
             rc = FMPL_ERR_ARG;
         d->connect_timeout = secs;
     }
+    if (rc == FMPL_SUCCESS) {
+        /* A queue pair's retry count is the work request's: every
+         * go-back to a lost packet counts, until the request completes.
+         * Over a lossy link a large write gets through in smaller ones. */
+        int kib = FMPL_DCFA_MAX_WR >> 10;
+        if (env_int("FMPL_DCFA_WRITE_MAX", 4, kib, &kib) < 0)
+            rc = FMPL_ERR_ARG;
+        d->write_max = (size_t)kib << 10;
+    }
     if (rc == FMPL_SUCCESS)
         rc = fmpl_dcfa_off_open(d);
     if (rc == FMPL_SUCCESS)

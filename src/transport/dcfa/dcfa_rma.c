@@ -72,7 +72,7 @@ int fmpl_dcfa_put(fmpl_tl_t *tl, int peer, const void *src, size_t len,
     const uint8_t *s = src;
     uint64_t raddr = key->addr + roff;
     while (len) {
-        size_t n = len < FMPL_DCFA_MAX_WR ? len : FMPL_DCFA_MAX_WR;
+        size_t n = len < d->write_max ? len : d->write_max;
         int rc = write_one(d, peer, s, n, raddr, key->kind, comp);
         if (rc != FMPL_SUCCESS)
             return rc;
