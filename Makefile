@@ -126,6 +126,10 @@ endif
 TEST_UNIT  := $(patsubst %.c,%,$(wildcard test/check_*.c))
 # test/progs/mpi_*.c use MPI: built with mpicc, and only when it exists
 TEST_PROGS := $(patsubst %.c,%,$(filter-out test/progs/mpi_%,$(wildcard test/progs/*.c)))
+# test/progs/pmix_serve is a PMIx server: only where libpmix is
+ifeq ($(PMIX_LIBS),)
+TEST_PROGS := $(filter-out test/progs/pmix_serve,$(TEST_PROGS))
+endif
 ifneq ($(HAVE_MPICC),)
 TEST_PROGS += $(patsubst %.c,%,$(wildcard test/progs/mpi_*.c))
 endif
@@ -380,6 +384,11 @@ test/progs/boot_pmix_mpi: test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/ba
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -DFMPL_HAVE_PMIX $(PMIX_CFLAGS) -Iinclude -Isrc \
 	    -o $@ test/progs/boot_pmix_mpi.c src/base/boot_pmix.c src/base/dlib.c $(PMIX_LIBS)
 endif
+# a PMIx launcher for the tests (no FMPL in it)
+test/progs/pmix_serve: test/progs/pmix_serve.c
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra $(PMIX_CFLAGS) -o $@ $< \
+	    $(PMIX_LIBS) -lpthread
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
 	$(say) MPICC $@
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)

@@ -8,6 +8,12 @@
 # Without arguments (as test/run_tests.sh calls it) it takes
 # test/progs/boot_pmix_test and test/progs/boot_pmix_mpi next to itself;
 # the MPI runs are skipped when that one was built without mpicc.
+# Besides start-up, aborts and fences, a rank killed mid-job over
+# libfabric (which cannot see a process die): under `mpirun
+# --enable-recovery` the survivors must learn it from the server's process
+# table, under test/progs/pmix_serve from its PMIx event, each within 5 s
+# and naming the victim; with neither (FMPL_PMIX_POLL=0, pmix_serve -q)
+# FMPL_PEER_TIMEOUT ends the waits.
 # Prints one PASS/FAIL/SKIP line per run with its wall time, the output of
 # failed runs, and finally "N passed, M failed"; exits 1 if anything failed.
 #
@@ -103,6 +109,69 @@ run() {
     fi
 }
 
+# death_run NAME HOW COMMAND...: test/progs/fault's rank 2 of 3 fails;
+# ranks 0 and 1 must each report FMPL_ERR_PEER soon after and leave
+# nothing behind.  HOW says who tells them:
+#   event   the server's PMIx event (FMPL's message "the PMIx server
+#           reports rank 2 ..."), within 5 s, naming rank 2 and nobody else
+#   table   the server's process table ("... process table says rank 2"),
+#           the same
+#   timeout FMPL_PEER_TIMEOUT (3 s), within 10 s: a survivor's wait on one
+#           that gave up first takes a timeout of its own, and may name it
+death_run() {
+    name=$1 how=$2
+    shift 2
+    lim=5
+    [ "$how" = timeout ] && lim=10
+    t0=$(now_ms)
+    timeout -k 2 "$KILL" "$@" >"$tmp/out" 2>"$tmp/err"
+    st=$?
+    ms=$(( $(now_ms) - t0 ))
+    secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+    why=""
+    tf=$(sed -n 's/^fault: rank 2 fails .* at \([0-9.]*\)$/\1/p' "$tmp/out")
+    # (137 is also a launcher's status for a rank killed by SIGKILL)
+    if [ "$st" = 124 ] || { [ "$st" = 137 ] && [ "$ms" -ge $((KILL * 1000)) ]; }; then
+        why="hung (killed after ${KILL} s)"
+    elif [ -z "$tf" ]; then
+        why="rank 2 never failed"
+    fi
+    for r in 0 1; do
+        [ -n "$why" ] && break
+        tr=$(sed -n "s/^fault: rank $r: FMPL_ERR_PEER from .* at \\([0-9.]*\\)\$/\\1/p" "$tmp/out")
+        if [ -z "$tr" ]; then
+            why="rank $r did not end with FMPL_ERR_PEER"
+        elif ! awk -v a="$tf" -v b="$tr" -v l="$lim" 'BEGIN { exit !(b - a < l) }'; then
+            why="rank $r ended $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.1f", b - a }') s after the failure (limit $lim s)"
+        fi
+    done
+    case $how in
+        event) said="the PMIx server reports rank 2 " ;;
+        table) said="the PMIx server's process table says rank 2 " ;;
+        *) said="(FMPL_PEER_TIMEOUT): giving up" ;;
+    esac
+    if [ -z "$why" ] && ! grep -qF "$said" "$tmp/err"; then
+        why="stderr lacks \"$said\""
+    elif [ -z "$why" ] && [ "$how" != timeout ] &&
+         grep -Eq "peer rank [01] failed|for rank [01] \(" "$tmp/err"; then
+        why="a survivor was named as failed"
+    elif [ -z "$why" ] && [ "$how" = timeout ] && grep -q "the PMIx server" "$tmp/err"; then
+        why="the PMIx server named the victim: its word was not to be had"
+    elif [ -z "$why" ] && pgrep -f "$F -a" >/dev/null; then
+        why="left behind: $(pgrep -f "$F -a" | tr '\n' ' ')"
+    fi
+    if [ -z "$why" ]; then
+        pass=$((pass + 1))
+        echo "PASS $name ($secs s)"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name ($secs s): $why"
+        echo "  command: $*"
+        sed 's/^/  out: /' "$tmp/out"
+        sed 's/^/  err: /' "$tmp/err"
+    fi
+}
+
 # Without a launcher the back-end must decline at once and silently.
 run "no launcher: FMPL_ERR_UNSUPPORTED, silent" 0 empty \
     $NOLAUNCH "$T" --expect-unsupported
@@ -137,6 +206,23 @@ else
             $MPIRUN $MPIFLAGS -x FMPL_PEER_TIMEOUT=2 -n 3 "$F" -a finalize -f stop -t 50
     fi
 
+    # A rank dies mid-job and the job goes on (--enable-recovery): over
+    # libfabric, which cannot see a process die, the survivors learn it
+    # from the server's process table (Open MPI 4.1's events do not reach
+    # clients with PMIx 4.2), not after FMPL_PEER_TIMEOUT (60 s).
+    # FMPL_PMIX_POLL=0: no asking, the timeout (3 s) ends the waits.
+    OFI="-x FMPL_TRANSPORT=ofi -x FI_PROVIDER=tcp"
+    if [ -x "$F" ]; then
+        for af in p2p:kill coll:kill halo:kill p2p:exit; do
+            death_run "mpirun --enable-recovery -n 3 fault -a ${af%:*} -f ${af#*:}, ofi: the process table" \
+                table $MPIRUN $MPIFLAGS --enable-recovery $OFI -x FMPL_PEER_TIMEOUT=60 -n 3 \
+                "$F" -a "${af%:*}" -f "${af#*:}" -t 300
+        done
+        death_run "mpirun --enable-recovery -n 3 fault -a p2p -f kill, ofi, FMPL_PMIX_POLL=0: the timeout" \
+            timeout $MPIRUN $MPIFLAGS --enable-recovery $OFI -x FMPL_PEER_TIMEOUT=3 \
+            -x FMPL_PMIX_POLL=0 -n 3 "$F" -a p2p -f kill -t 300
+    fi
+
     if [ -n "$M" ]; then
         for opts in "" "--boot-first" "--mpi-finalize-first" "--boot-first --mpi-finalize-first"; do
             for n in 1 2 4; do
@@ -151,6 +237,26 @@ if [ -n "$M" ]; then
     # An Open MPI singleton (MPI_Init without mpirun) starts its own PMIx
     # server and exports PMIX_NAMESPACE/PMIX_RANK; the boot joins it.
     run "MPI singleton, boot after MPI_Init" 0 any $NOLAUNCH "$M"
+fi
+
+# A server that tells of deaths by PMIx events, as PRRTE does
+# (test/progs/pmix_serve): the survivors name the victim from the event,
+# before FMPL_PEER_TIMEOUT (60 s); one that tells nothing (-q, and no
+# process table): the timeout (3 s).
+S=$here/progs/pmix_serve
+F=$here/progs/fault
+if [ -x "$S" ] && [ -x "$F" ]; then
+    for af in p2p:kill coll:kill p2p:exit; do
+        death_run "pmix_serve -n 3 fault -a ${af%:*} -f ${af#*:}, ofi: the PMIx event" event \
+            $NOLAUNCH FMPL_TRANSPORT=ofi FI_PROVIDER=tcp FMPL_PEER_TIMEOUT=60 \
+            "$S" -n 3 "$F" -a "${af%:*}" -f "${af#*:}" -t 300
+    done
+    death_run "pmix_serve -q -n 3 fault -a p2p -f kill, ofi: no event, the timeout" timeout \
+        $NOLAUNCH FMPL_TRANSPORT=ofi FI_PROVIDER=tcp FMPL_PEER_TIMEOUT=3 \
+        "$S" -q -n 3 "$F" -a p2p -f kill -t 300
+else
+    fail=$((fail + 1))
+    echo "FAIL pmix_serve: $S or $F is not built"
 fi
 
 echo "$pass passed, $fail failed"

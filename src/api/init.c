@@ -29,6 +29,8 @@
 
 /* FMPL_PROGRESS_THREAD: -1 unset, 0, 1 */
 static int progress_thread;
+/* FMPL_PMIX_POLL, for the boot */
+static double launcher_poll;
 
 /* Every setting of fmpl(7)'s "Every transport", checked before anything
  * is made: a bad one fails fmpl_init with FMPL_ERR_ARG and its name. */
@@ -44,6 +46,10 @@ static int read_settings(void)
     rc = rc ? rc : fmpl_env_double("FMPL_PEER_TIMEOUT", 0, 0, 1e9,
                                    "seconds a wait on one peer may last, 0 (no limit) to 1e9",
                                    &fmpl_g.peer_timeout);
+    rc = rc ? rc : fmpl_env_double("FMPL_PMIX_POLL", 1, 0, 1e6,
+                                   "seconds between asks of a PMIx launcher's process "
+                                   "table from an idle wait, 0 (never) to 1e6",
+                                   &launcher_poll);
     rc = rc ? rc : fmpl_env_size("FMPL_SPLIT_MIN", FMPL_SPLIT_MIN_DEFAULT, 0, UINT64_MAX,
                                  "bytes above which sender and receiver copy half each "
                                  "(K, M, G allowed; 0: never)", &split_min);
@@ -107,6 +113,7 @@ int fmpl_init(int count)
         return rc;
     fmpl_g.clock_stuck = 0;
     fmpl_g.boot.peer_timeout = fmpl_g.peer_timeout;
+    fmpl_g.boot.launcher_poll = launcher_poll;
 
     rc = fmpl_boot_open(&fmpl_g.boot);
     if (rc != FMPL_SUCCESS) {

@@ -62,6 +62,10 @@ struct fmpl_boot {
     /* set by the caller before opening: seconds a fence waits for a rank
      * that does not come (FMPL_PEER_TIMEOUT), 0: no limit */
     double peer_timeout;
+    /* set by the caller before opening: seconds between asks of the
+     * launcher's process table from a wait that is idle (FMPL_PMIX_POLL),
+     * 0: never ask */
+    double launcher_poll;
 };
 
 static inline void fmpl_boot_blame(fmpl_boot_t *b, int rank, int dead)

@@ -19,6 +19,9 @@
 #include "base/boot.h"
 #include "fmpl.h"
 
+#include "base/clock.h"
+
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,7 +47,8 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
  * the entry points FMPL calls, the header's macros among them */
 #define PMIX_FNS(X) X(PMIx_Init) X(PMIx_Finalize) X(PMIx_Abort) X(PMIx_Put) \
     X(PMIx_Commit) X(PMIx_Fence) X(PMIx_Get) X(PMIx_Error_string) X(PMIx_Info_load) \
-    X(PMIx_Value_destruct)
+    X(PMIx_Value_destruct) X(PMIx_Register_event_handler) X(PMIx_Deregister_event_handler) \
+    X(PMIx_Query_info_nb)
 static struct { PMIX_FNS(FMPL_DLIB_FIELD) } pmix;
 #define PMIX_SYM(f) FMPL_DLIB_SYM(pmix, f)
 static const fmpl_dlib_sym_t pmix_syms[] = { PMIX_FNS(PMIX_SYM) { NULL, NULL } };
@@ -68,6 +72,9 @@ static fmpl_dlib_t pmix_lib = { pmix_files, pmix_syms, NULL };
 #define PMIx_Error_string pmix.PMIx_Error_string
 #define PMIx_Info_load pmix.PMIx_Info_load
 #define PMIx_Value_destruct pmix.PMIx_Value_destruct
+#define PMIx_Register_event_handler pmix.PMIx_Register_event_handler
+#define PMIx_Deregister_event_handler pmix.PMIx_Deregister_event_handler
+#define PMIx_Query_info_nb pmix.PMIx_Query_info_nb
 #endif
 
 #define KEY_PREFIX "fmpl."
@@ -84,9 +91,41 @@ static unsigned fence_round;
 struct pmix_priv {
     pmix_proc_t me;     /* our namespace and rank, from PMIx_Init */
     pmix_proc_t all;    /* {namespace, PMIX_RANK_WILDCARD}: the whole job */
-    int dead;           /* a rank that missed a fence, or -1 */
     int timeout;        /* FMPL_PEER_TIMEOUT in whole seconds, 0: none */
 };
+
+/*
+ * What the server knows of deaths, before FMPL's own waits find out.
+ * Two ways in, both answered on PMIx's own thread:
+ *   events   PMIx_Register_event_handler for the codes of a process that
+ *            ended badly; PRRTE (Open MPI 5's prterun) sends them.
+ *   table    the server's process table (PMIX_QUERY_PROC_TABLE), asked
+ *            at most every FMPL_PMIX_POLL seconds and only from a wait that
+ *            is idle (dead_rank is called from there).  For servers that
+ *            know but do not tell: Open MPI 4.1's mpirun marks a killed
+ *            rank in its table, but its notification is refused by PMIx
+ *            4.2 (a custom range with PMIX_RANGE_SESSION: "BAD-PARAM").
+ * Slurm 22.05's PMIx plugin does neither: it kills the step itself.
+ * File scope, not pmix_priv: a late answer may come after close.
+ */
+static struct {
+    _Atomic int dead;       /* the first rank found dead, or -1 */
+    _Atomic int claimed;    /* note_dead is setting dead */
+    _Atomic int why;        /* its event code or process state */
+    _Atomic int how;        /* HOW_* */
+    _Atomic int told;       /* the message about it was printed */
+    _Atomic int asking;     /* a table query is in flight */
+    _Atomic int no_table;   /* the server does not answer table queries */
+    double next_ask;        /* fmpl_rtime() of the next query (asking's owner) */
+    double poll;            /* FMPL_PMIX_POLL */
+    int size, self;
+    pmix_nspace_t nspace;
+    size_t evref;           /* the handler's reference, if have_ev */
+    int have_ev;
+} watch;
+
+enum { HOW_FENCE = 1, HOW_EVENT, HOW_TABLE };
+static void note_dead(int rank, int how, int why);
 
 static int report(const char *call, pmix_status_t rc)
 {
@@ -272,7 +311,7 @@ static int pmix_fence(fmpl_boot_t *b)
 
     dead = find_absent(b, key);
     if (dead >= 0) {
-        p->dead = dead;
+        note_dead(dead, HOW_FENCE, rc);
         fprintf(stderr, "fmpl: rank %d left the job before PMIx_Fence completed%s%s\n",
                 dead, rc != PMIX_SUCCESS ? ": " : "",
                 rc != PMIX_SUCCESS ? PMIx_Error_string(rc) : "");
@@ -329,15 +368,180 @@ static int pmix_get(fmpl_boot_t *b, int rank, const char *key, void *val, size_t
     return FMPL_SUCCESS;
 }
 
-/* Open MPI's runtime (and prterun, and Slurm by default) kills the whole
- * job when a rank dies, so we do not poll for deaths: registering a PMIx
- * event handler would add callbacks from PMIx's thread for little gain.
- * What we do know is the rank a fence found missing. */
+/* Codes of a process that ended badly.  Not PMIX_EVENT_PROC_TERMINATED
+ * nor PMIX_ERR_EXIT_NONZERO_TERM: a rank that called fmpl_finalize may
+ * end so and owes nobody a message. */
+static const pmix_status_t death_codes[] = {
+    PMIX_ERR_PROC_ABORTED, PMIX_ERR_PROC_REQUESTED_ABORT, PMIX_ERR_PROC_TERM_WO_SYNC,
+    PMIX_ERR_PROC_KILLED_BY_CMD, PMIX_ERR_PROC_ABORTED_BY_SIG,
+    PMIX_ERR_PROC_SENSOR_BOUND_EXCEEDED, PMIX_ERR_JOB_ABORTED, PMIX_ERR_JOB_KILLED_BY_CMD,
+    PMIX_ERR_JOB_ABORTED_BY_SIG, PMIX_ERR_JOB_TERM_WO_SYNC, PMIX_ERR_JOB_CANCELED,
+    PMIX_ERR_JOB_ABORTED_BY_SYS_EVENT,
+};
+
+/* the process states of the same (pmix_common.h), as the table gives them */
+static const char *state_words(int state)
+{
+    switch (state) {
+    case PMIX_PROC_STATE_KILLED_BY_CMD: return "was killed by a command";
+    case PMIX_PROC_STATE_ABORTED: return "aborted";
+    case PMIX_PROC_STATE_FAILED_TO_START: return "failed to start";
+    case PMIX_PROC_STATE_ABORTED_BY_SIG: return "was killed by a signal";
+    case PMIX_PROC_STATE_TERM_WO_SYNC: return "ended without finalizing";
+    case PMIX_PROC_STATE_COMM_FAILED: return "cannot be reached";
+    case PMIX_PROC_STATE_SENSOR_BOUND_EXCEEDED: return "exceeded a sensor limit";
+    case PMIX_PROC_STATE_CALLED_ABORT: return "called PMIx_Abort";
+    case PMIX_PROC_STATE_HEARTBEAT_FAILED: return "missed its heartbeat";
+    case PMIX_PROC_STATE_CANNOT_RESTART: return "failed and cannot restart";
+    case PMIX_PROC_STATE_FAILED_TO_LAUNCH: return "failed to launch";
+    default: return NULL;   /* alive, ended well, or not ours to judge */
+    }
+}
+
+/* The first one wins; how and why are in place before dead shows it. */
+static void note_dead(int rank, int how, int why)
+{
+    int unclaimed = 0;
+    if (rank < 0 || rank >= watch.size || rank == watch.self)
+        return;
+    if (atomic_compare_exchange_strong(&watch.claimed, &unclaimed, 1)) {
+        atomic_store(&watch.why, why);
+        atomic_store(&watch.how, how);
+        atomic_store(&watch.dead, rank);
+    }
+}
+
+static int ours(const pmix_proc_t *pr)
+{
+    return pr != NULL && strncmp(pr->nspace, watch.nspace, PMIX_MAX_NSLEN) == 0 &&
+           pr->rank < (pmix_rank_t)watch.size;
+}
+
+/* On PMIx's thread.  The process is named by PMIX_EVENT_AFFECTED_PROC(S)
+ * or, failing those, by the event's source (Open MPI 4's way). */
+static void on_death(size_t id, pmix_status_t status, const pmix_proc_t *source,
+                     pmix_info_t info[], size_t ninfo, pmix_info_t *results, size_t nresults,
+                     pmix_event_notification_cbfunc_fn_t cbfunc, void *cbdata)
+{
+    int named = 0;
+    (void)id;
+    (void)results;
+    (void)nresults;
+    for (size_t i = 0; info != NULL && i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+        if (strncmp(info[i].key, PMIX_EVENT_AFFECTED_PROC, PMIX_MAX_KEYLEN) == 0 &&
+            v->type == PMIX_PROC && ours(v->data.proc)) {
+            note_dead((int)v->data.proc->rank, HOW_EVENT, status);
+            named = 1;
+        } else if (strncmp(info[i].key, PMIX_EVENT_AFFECTED_PROCS, PMIX_MAX_KEYLEN) == 0 &&
+                   v->type == PMIX_DATA_ARRAY && v->data.darray != NULL &&
+                   v->data.darray->type == PMIX_PROC && v->data.darray->array != NULL) {
+            const pmix_proc_t *pr = v->data.darray->array;
+            for (size_t k = 0; k < v->data.darray->size; k++)
+                if (ours(&pr[k])) {
+                    note_dead((int)pr[k].rank, HOW_EVENT, status);
+                    named = 1;
+                }
+        }
+    }
+    if (!named && ours(source))
+        note_dead((int)source->rank, HOW_EVENT, status);
+    /* PMIX_SUCCESS, not ACTION_COMPLETE: an MPI in this process may have
+     * a handler of its own further down the chain */
+    if (cbfunc != NULL)
+        cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
+}
+
+static void table_entry(const pmix_proc_info_t *pi)
+{
+    if (pi != NULL && ours(&pi->proc) && state_words(pi->state) != NULL)
+        note_dead((int)pi->proc.rank, HOW_TABLE, pi->state);
+}
+
+/* On PMIx's thread: the answer to ask_table().  The table is an array of
+ * pmix_proc_info_t, or (Open MPI 4.1) of pmix_info_t each holding one. */
+static void table_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
+                       pmix_release_cbfunc_t release_fn, void *release_cbdata)
+{
+    (void)cbdata;
+    if (status == PMIX_ERR_NOT_SUPPORTED)
+        atomic_store(&watch.no_table, 1);
+    for (size_t i = 0; (status == PMIX_SUCCESS || status == PMIX_ERR_PARTIAL_SUCCESS) &&
+                       info != NULL && i < ninfo; i++) {
+        const pmix_data_array_t *d = info[i].value.data.darray;
+        if (strncmp(info[i].key, PMIX_QUERY_PROC_TABLE, PMIX_MAX_KEYLEN) != 0 ||
+            info[i].value.type != PMIX_DATA_ARRAY || d == NULL || d->array == NULL)
+            continue;
+        for (size_t k = 0; k < d->size; k++) {
+            if (d->type == PMIX_PROC_INFO) {
+                table_entry(&((const pmix_proc_info_t *)d->array)[k]);
+            } else if (d->type == PMIX_INFO) {
+                const pmix_value_t *v = &((const pmix_info_t *)d->array)[k].value;
+                if (v->type == PMIX_PROC_INFO)
+                    table_entry(v->data.pinfo);
+            }
+        }
+    }
+    if (release_fn != NULL)
+        release_fn(release_cbdata);
+    atomic_store(&watch.asking, 0);
+}
+
+static void ask_table(void)
+{
+    static char *keys[] = { PMIX_QUERY_PROC_TABLE, NULL };
+    static pmix_info_t qual;
+    static pmix_query_t q;
+    int idle = 0;
+    double now;
+
+    if (watch.poll <= 0 || atomic_load(&watch.no_table) ||
+        !atomic_compare_exchange_strong(&watch.asking, &idle, 1))
+        return;
+    now = fmpl_rtime();
+    if (now < watch.next_ask) {
+        atomic_store(&watch.asking, 0);
+        return;
+    }
+    watch.next_ask = now + watch.poll;
+    /* static, made once: PMIx may read them until table_done */
+    if (q.keys == NULL) {
+        PMIX_INFO_CONSTRUCT(&qual);
+        PMIX_INFO_LOAD(&qual, PMIX_NSPACE, watch.nspace, PMIX_STRING);
+        q.keys = keys;
+        q.qualifiers = &qual;
+        q.nqual = 1;
+    }
+    pmix_status_t rc = PMIx_Query_info_nb(&q, 1, table_done, NULL);
+    if (rc != PMIX_SUCCESS) {
+        if (rc == PMIX_ERR_NOT_SUPPORTED)
+            atomic_store(&watch.no_table, 1);
+        atomic_store(&watch.asking, 0);
+    }
+}
+
+/* A rank the server or a fence found dead, or -1.  Called from idle
+ * waits (transport/wait.c, p2p/progress.c), so it may ask the table. */
 static int pmix_dead_rank(fmpl_boot_t *b)
 {
-    struct pmix_priv *p = b->priv;
+    int dead = atomic_load(&watch.dead), told = 0;
 
-    return p->dead;
+    (void)b;
+    if (dead < 0) {
+        ask_table();
+        dead = atomic_load(&watch.dead);
+    }
+    if (dead >= 0 && atomic_load(&watch.how) != HOW_FENCE &&
+        atomic_compare_exchange_strong(&watch.told, &told, 1)) {
+        int why = atomic_load(&watch.why);
+        if (atomic_load(&watch.how) == HOW_EVENT)
+            fprintf(stderr, "fmpl: rank %d: the PMIx server reports rank %d ended: %s\n",
+                    watch.self, dead, PMIx_Error_string(why));
+        else
+            fprintf(stderr, "fmpl: rank %d: the PMIx server's process table says rank %d %s\n",
+                    watch.self, dead, state_words(why) ? state_words(why) : "failed");
+    }
+    return dead;
 }
 
 static void pmix_mark_finalized(fmpl_boot_t *b)
@@ -386,6 +590,9 @@ static void pmix_close(fmpl_boot_t *b)
 
     /* Only drops our reference if MPI (or another library) still holds
      * PMIx open; the last finalize disconnects from the server. */
+    if (watch.have_ev)
+        PMIx_Deregister_event_handler(watch.evref, NULL, NULL);
+    watch.have_ev = 0;
     rc = PMIx_Finalize(NULL, 0);
     if (rc != PMIX_SUCCESS)
         report("PMIx_Finalize", rc);
@@ -459,6 +666,29 @@ static int value_to_size(const pmix_value_t *v, long long *out)
     }
 }
 
+/* Before the first fence, so that a death during start-up is heard. */
+static void watch_start(const struct pmix_priv *p, const fmpl_boot_t *b)
+{
+    pmix_status_t rc;
+
+    atomic_store(&watch.dead, -1);
+    atomic_store(&watch.claimed, 0);
+    atomic_store(&watch.told, 0);
+    atomic_store(&watch.no_table, 0);
+    atomic_store(&watch.asking, 0);
+    watch.size = b->size;
+    watch.self = b->rank;
+    watch.poll = b->launcher_poll;
+    watch.next_ask = 0;
+    memcpy(watch.nspace, p->me.nspace, sizeof watch.nspace);
+    /* blocking (no callback): returns the reference, or an error */
+    rc = PMIx_Register_event_handler((pmix_status_t *)death_codes,
+                                     sizeof death_codes / sizeof death_codes[0], NULL, 0,
+                                     on_death, NULL, NULL);
+    watch.have_ev = rc >= 0;
+    watch.evref = rc >= 0 ? (size_t)rc : 0;
+}
+
 int fmpl_boot_pmix_open(fmpl_boot_t *b)
 {
     struct pmix_priv *p;
@@ -498,7 +728,6 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
     }
     p->all = p->me;
     p->all.rank = PMIX_RANK_WILDCARD;
-    p->dead = -1;
     /* a fence waits for a rank that stopped (or loops outside FMPL) no
      * longer than any other wait of FMPL does (fmpl(7)); PMIx counts in
      * whole seconds */
@@ -523,6 +752,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
 
     b->rank = (int)p->me.rank;
     b->size = (int)size;
+    watch_start(p, b);
     make_jobid(b->jobid, p->me.nspace);
     b->ops = &pmix_ops;
     b->priv = p;

@@ -16,7 +16,10 @@
  *   - every key handed to PMIx fits PMIX_MAX_KEYLEN;
  *   - a get that succeeds copied exactly the value into the caller's
  *     buffer, within its size; FMPL_ERR_TRUNCATE says the size needed;
- *   - dead_rank is -1 or a rank of the job.
+ *   - dead_rank is -1 or a rank of the job, never the caller's own,
+ *     whatever deaths the server's events and process table report
+ *     (any code, any process of any namespace, arrays of any type and
+ *     size, missing ones).
  *
  * The harness includes boot_pmix.c to reach its static operations.
  */
@@ -50,6 +53,22 @@ static pmix_status_t pick_status(void)
 static uint8_t last_bytes[4096];
 static size_t last_size;
 static int last_is_bo;
+/* PMIx_Init's answer: the processes of events and tables are mostly ours */
+static pmix_proc_t init_nspace;
+/* the death handler the bootstrap registered, or NULL */
+static pmix_notification_fn_t death_handler;
+
+/* a process: of our namespace or another, any rank */
+static void pick_proc(pmix_proc_t *pr)
+{
+    memset(pr, 0, sizeof *pr);
+    if (byte() & 3)
+        memcpy(pr->nspace, init_nspace.nspace, sizeof pr->nspace);
+    else
+        bytes(pr->nspace, byte() % (sizeof pr->nspace + 1));
+    unsigned b = byte();
+    pr->rank = b & 0x80 ? in32() : b % 9;
+}
 
 pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
 {
@@ -61,6 +80,7 @@ pmix_status_t PMIx_Init(pmix_proc_t *proc, pmix_info_t info[], size_t ninfo)
     size_t n = byte() % (sizeof proc->nspace + 1);
     bytes(proc->nspace, n);
     proc->rank = byte() & 0x80 ? in32() : byte() % 6;
+    init_nspace = *proc;
     return rc;
 }
 
@@ -136,6 +156,8 @@ pmix_status_t PMIx_Info_load(pmix_info_t *info, const char *key, const void *dat
         memcpy(&info->value.data.flag, data, sizeof info->value.data.flag);
     else if (type == PMIX_INT)
         memcpy(&info->value.data.integer, data, sizeof info->value.data.integer);
+    else if (type == PMIX_STRING)
+        info->value.data.string = strdup(data);   /* the table query's namespace */
     else
         abort();                   /* the bootstrap loads no other type */
     return PMIX_SUCCESS;
@@ -187,6 +209,169 @@ pmix_status_t PMIx_Abort(int status_, const char msg[], pmix_proc_t procs[], siz
     abort();                       /* the harness never aborts a job */
 }
 
+pmix_status_t PMIx_Register_event_handler(pmix_status_t codes[], size_t ncodes,
+                                          pmix_info_t info[], size_t ninfo,
+                                          pmix_notification_fn_t evhdlr,
+                                          pmix_hdlr_reg_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)codes;
+    (void)ncodes;
+    (void)info;
+    (void)ninfo;
+    if (cbfunc != NULL || cbdata != NULL)
+        abort();                   /* the bootstrap registers blocking */
+    if (byte() % 8 == 0)
+        return PMIX_ERR_NOT_SUPPORTED;
+    death_handler = evhdlr;
+    return (pmix_status_t)(byte() % 4);
+}
+
+pmix_status_t PMIx_Deregister_event_handler(size_t ref, pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    (void)ref;
+    (void)cbfunc;
+    (void)cbdata;
+    death_handler = NULL;
+    return PMIX_SUCCESS;
+}
+
+/* a table's entries: heap blocks of exactly their size, freed by table_free */
+struct table {
+    pmix_info_t *info;
+    size_t ninfo;
+};
+
+static void table_free(void *cbdata)
+{
+    struct table *t = cbdata;
+    for (size_t i = 0; i < t->ninfo; i++) {
+        pmix_data_array_t *d = t->info[i].value.data.darray;
+        if (t->info[i].value.type != PMIX_DATA_ARRAY || d == NULL)
+            continue;
+        if (d->type == PMIX_INFO)
+            for (size_t k = 0; d->array && k < d->size; k++)
+                free(((pmix_info_t *)d->array)[k].value.data.pinfo);
+        free(d->array);
+        free(d);
+    }
+    free(t->info);
+    free(t);
+}
+
+/* The process table, answered at once: states of every kind, the array
+ * of pmix_proc_info_t of the standard or Open MPI 4.1's of pmix_info_t,
+ * or of a type nobody uses; sometimes an error instead. */
+pmix_status_t PMIx_Query_info_nb(pmix_query_t queries[], size_t nqueries,
+                                 pmix_info_cbfunc_t cbfunc, void *cbdata)
+{
+    if (nqueries != 1 || queries[0].keys == NULL || queries[0].keys[0] == NULL)
+        abort();
+    unsigned how = byte() % 8;
+    if (how == 0)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (how == 1)
+        return PMIX_ERROR;
+    struct table *t = calloc(1, sizeof *t);
+    if (!t)
+        abort();
+    t->ninfo = byte() % 3;
+    t->info = calloc(t->ninfo ? t->ninfo : 1, sizeof *t->info);
+    if (!t->info)
+        abort();
+    for (size_t i = 0; i < t->ninfo; i++) {
+        snprintf(t->info[i].key, sizeof t->info[i].key, "%s",
+                 byte() & 7 ? PMIX_QUERY_PROC_TABLE : "pmix.qry.other");
+        t->info[i].value.type = byte() & 7 ? PMIX_DATA_ARRAY : PMIX_INT;
+        if (t->info[i].value.type != PMIX_DATA_ARRAY)
+            continue;
+        pmix_data_array_t *d = calloc(1, sizeof *d);
+        if (!d)
+            abort();
+        t->info[i].value.data.darray = d;
+        unsigned k = byte() % 3;
+        d->type = k == 0 ? PMIX_PROC_INFO : k == 1 ? PMIX_INFO : PMIX_INT;
+        d->size = byte() % 7;
+        if (d->size == 0 || d->type == PMIX_INT || (byte() & 15) == 0) {
+            d->array = NULL;        /* absent, with a size or without */
+            continue;
+        }
+        if (d->type == PMIX_PROC_INFO) {
+            pmix_proc_info_t *pi = calloc(d->size, sizeof *pi);
+            if (!pi)
+                abort();
+            for (size_t e = 0; e < d->size; e++) {
+                pick_proc(&pi[e].proc);
+                pi[e].state = (pmix_proc_state_t)(byte() % 70);
+            }
+            d->array = pi;
+        } else {
+            pmix_info_t *ii = calloc(d->size, sizeof *ii);
+            if (!ii)
+                abort();
+            for (size_t e = 0; e < d->size; e++) {
+                if (byte() & 7) {
+                    pmix_proc_info_t *pi = calloc(1, sizeof *pi);
+                    if (!pi)
+                        abort();
+                    pick_proc(&pi->proc);
+                    pi->state = (pmix_proc_state_t)(byte() % 70);
+                    ii[e].value.type = PMIX_PROC_INFO;
+                    ii[e].value.data.pinfo = pi;
+                } else {
+                    ii[e].value.type = PMIX_BOOL;
+                }
+            }
+            d->array = ii;
+        }
+    }
+    cbfunc(pick_status(), t->info, t->ninfo, cbdata, table_free, t);
+    return PMIX_SUCCESS;
+}
+
+/* A death event to the registered handler: a code, a source, and the
+ * affected process(es) named, named wrongly or not at all. */
+static void deliver_event(void)
+{
+    static const pmix_status_t codes[] = {
+        PMIX_ERR_PROC_ABORTED_BY_SIG, PMIX_ERR_PROC_TERM_WO_SYNC, PMIX_ERR_JOB_ABORTED,
+        PMIX_EVENT_PROC_TERMINATED, -9999,
+    };
+    pmix_proc_t source, one, many[4];
+    pmix_data_array_t arr = { .type = PMIX_PROC, .size = 0, .array = many };
+    pmix_info_t info[3];
+    size_t ninfo = 0;
+
+    if (death_handler == NULL)
+        return;
+    pick_proc(&source);
+    memset(info, 0, sizeof info);
+    for (unsigned k = byte() % 4; k > 0 && ninfo < 3; k--) {
+        pmix_info_t *i = &info[ninfo++];
+        switch (byte() % 3) {
+        case 0:
+            snprintf(i->key, sizeof i->key, "%s", PMIX_EVENT_AFFECTED_PROC);
+            pick_proc(&one);
+            i->value.type = byte() & 7 ? PMIX_PROC : PMIX_INT;
+            i->value.data.proc = &one;
+            break;
+        case 1:
+            snprintf(i->key, sizeof i->key, "%s", PMIX_EVENT_AFFECTED_PROCS);
+            arr.size = byte() % 5;
+            for (size_t e = 0; e < arr.size; e++)
+                pick_proc(&many[e]);
+            arr.type = byte() & 7 ? PMIX_PROC : PMIX_INFO;
+            i->value.type = PMIX_DATA_ARRAY;
+            i->value.data.darray = &arr;
+            break;
+        default:
+            snprintf(i->key, sizeof i->key, "pmix.fuzz.other");
+            i->value.type = PMIX_INT;
+        }
+    }
+    death_handler(0, codes[byte() % (sizeof codes / sizeof codes[0])],
+                  byte() & 1 ? &source : NULL, info, ninfo, NULL, 0, NULL, NULL);
+}
+
 const char *PMIx_Error_string(pmix_status_t status_)
 {
     (void)status_;
@@ -211,6 +396,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     fmpl_boot_t b;
     memset(&b, 0, sizeof b);
     b.peer_timeout = byte() % 4 * 0.75;
+    b.launcher_poll = byte() & 1 ? 1e-9 : 0;   /* ask the table at every idle wait, or never */
+    death_handler = NULL;
     if (fmpl_boot_pmix_open(&b) != FMPL_SUCCESS)
         return 0;
     if (b.size < 1 || b.rank < 0 || b.rank >= b.size || b.ops == NULL)
@@ -224,7 +411,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 
     for (int k = 0; k < 8 && !spent(); k++) {
         char key[80];
-        switch (byte() % 4) {
+        switch (byte() % 5) {
         case 0: {
             key_from_input(key, sizeof key);
             size_t len = byte() & 1 ? byte() : FMPL_BOOT_VALUE_MAX + byte() % 3;
@@ -259,9 +446,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
             free(buf);
             break;
         }
+        case 3:
+            deliver_event();
+            break;
         default: {
             int d = b.ops->dead_rank(&b);
-            if (d < -1 || d >= b.size)
+            if (d < -1 || d >= b.size || d == b.rank)
                 abort();
             break;
         }
