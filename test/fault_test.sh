@@ -38,6 +38,8 @@
 # `make faults TRIALS=N` runs it; `make check` runs 30 trials (seed 1).
 set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+# shellcheck source=test/fault_lib.sh
+. "$TOP/test/fault_lib.sh"
 trials=50 seed=1 limit=5
 tls=(shm ofi route tcw peach2 tca)
 acts=(p2p coll halo init finalize blacs)
@@ -104,22 +106,10 @@ for i in $(seq 1 "$trials"); do
         elif awk -v d="$late" -v w="$worst" 'BEGIN { exit !(d > w) }'; then
             worst=$late
         fi
-    else
-        for r in $(seq 0 $((victim - 1))); do
-            at=$(sed -n "s/^fault: rank $r: FMPL_ERR_PEER from .* at \([0-9.]*\)$/\1/p" "$tmp/out")
-            if [ -z "$at" ]; then
-                why="rank $r did not end with FMPL_ERR_PEER"
-                break
-            fi
-            late=$(awk -v a="$at" -v b="$fail_at" 'BEGIN { printf "%.3f", a - b }')
-            if awk -v d="$late" -v l="$limit" 'BEGIN { exit !(d > l) }'; then
-                why="rank $r ended $late s after the failure (limit $limit s)"
-                break
-            fi
-            if awk -v d="$late" -v w="$worst" 'BEGIN { exit !(d > w) }'; then
-                worst=$late
-            fi
-        done
+    elif ! fault_survivors "$tmp/out" "$victim" "$limit"; then
+        why=$fault_why
+    elif awk -v d="$fault_late" -v w="$worst" 'BEGIN { exit !(d > w) }'; then
+        worst=$fault_late
     fi
     # named by the launcher's word (peer rank V failed ...) or by a
     # transport that saw it go (shm: rank V (pid P) is gone; the emulated

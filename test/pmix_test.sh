@@ -34,6 +34,8 @@ if [ $# -gt 2 ]; then
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=test/fault_lib.sh
+. "$here/fault_lib.sh"
 if [ $# -ge 1 ]; then
     T=$1
     M=${2:-}
@@ -129,22 +131,12 @@ death_run() {
     ms=$(( $(now_ms) - t0 ))
     secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
     why=""
-    tf=$(sed -n 's/^fault: rank 2 fails .* at \([0-9.]*\)$/\1/p' "$tmp/out")
     # (137 is also a launcher's status for a rank killed by SIGKILL)
     if [ "$st" = 124 ] || { [ "$st" = 137 ] && [ "$ms" -ge $((KILL * 1000)) ]; }; then
         why="hung (killed after ${KILL} s)"
-    elif [ -z "$tf" ]; then
-        why="rank 2 never failed"
+    elif ! fault_survivors "$tmp/out" 2 "$lim"; then
+        why=$fault_why
     fi
-    for r in 0 1; do
-        [ -n "$why" ] && break
-        tr=$(sed -n "s/^fault: rank $r: FMPL_ERR_PEER from .* at \\([0-9.]*\\)\$/\\1/p" "$tmp/out")
-        if [ -z "$tr" ]; then
-            why="rank $r did not end with FMPL_ERR_PEER"
-        elif ! awk -v a="$tf" -v b="$tr" -v l="$lim" 'BEGIN { exit !(b - a < l) }'; then
-            why="rank $r ended $(awk -v a="$tf" -v b="$tr" 'BEGIN { printf "%.1f", b - a }') s after the failure (limit $lim s)"
-        fi
-    done
     case $how in
         event) said="the PMIx server reports rank 2 " ;;
         table) said="the PMIx server's process table says rank 2 " ;;

@@ -48,7 +48,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
 #define PMIX_FNS(X) X(PMIx_Init) X(PMIx_Finalize) X(PMIx_Abort) X(PMIx_Put) \
     X(PMIx_Commit) X(PMIx_Fence) X(PMIx_Get) X(PMIx_Error_string) X(PMIx_Info_load) \
     X(PMIx_Value_destruct) X(PMIx_Register_event_handler) X(PMIx_Deregister_event_handler) \
-    X(PMIx_Query_info_nb)
+    X(PMIx_Query_info_nb) X(PMIx_Notify_event)
 static struct { PMIX_FNS(FMPL_DLIB_FIELD) } pmix;
 #define PMIX_SYM(f) FMPL_DLIB_SYM(pmix, f)
 static const fmpl_dlib_sym_t pmix_syms[] = { PMIX_FNS(PMIX_SYM) { NULL, NULL } };
@@ -75,6 +75,7 @@ static fmpl_dlib_t pmix_lib = { pmix_files, pmix_syms, NULL };
 #define PMIx_Register_event_handler pmix.PMIx_Register_event_handler
 #define PMIx_Deregister_event_handler pmix.PMIx_Deregister_event_handler
 #define PMIx_Query_info_nb pmix.PMIx_Query_info_nb
+#define PMIx_Notify_event pmix.PMIx_Notify_event
 #endif
 
 #define KEY_PREFIX "fmpl."
@@ -122,6 +123,7 @@ static struct {
     pmix_nspace_t nspace;
     size_t evref;           /* the handler's reference, if have_ev */
     int have_ev;
+    int spans_hosts;        /* some rank of the job is on another host */
 } watch;
 
 enum { HOW_FENCE = 1, HOW_EVENT, HOW_TABLE };
@@ -452,10 +454,28 @@ static void on_death(size_t id, pmix_status_t status, const pmix_proc_t *source,
         cbfunc(PMIX_SUCCESS, NULL, 0, NULL, NULL, cbdata);
 }
 
-static void table_entry(const pmix_proc_info_t *pi)
+/* A table tells no order.  When it shows several dead, a survivor that
+ * gave up on the first and left without finalizing is among them: so a
+ * death by a signal or a command outranks an abort, and that outranks an
+ * end without finalizing; then the lowest rank. */
+static int state_rank(int state)
 {
-    if (pi != NULL && ours(&pi->proc) && state_words(pi->state) != NULL)
-        note_dead((int)pi->proc.rank, HOW_TABLE, pi->state);
+    switch (state) {
+    case PMIX_PROC_STATE_ABORTED_BY_SIG:
+    case PMIX_PROC_STATE_KILLED_BY_CMD: return 3;
+    case PMIX_PROC_STATE_TERM_WO_SYNC: return 1;
+    default: return state_words(state) != NULL ? 2 : 0;
+    }
+}
+
+static void table_entry(const pmix_proc_info_t *pi, const pmix_proc_info_t **best)
+{
+    if (pi != NULL && ours(&pi->proc) && (int)pi->proc.rank != watch.self &&
+        state_rank(pi->state) > 0 &&
+        (*best == NULL || state_rank(pi->state) > state_rank((*best)->state) ||
+         (state_rank(pi->state) == state_rank((*best)->state) &&
+          pi->proc.rank < (*best)->proc.rank)))
+        *best = pi;
 }
 
 /* On PMIx's thread: the answer to ask_table().  The table is an array of
@@ -463,6 +483,8 @@ static void table_entry(const pmix_proc_info_t *pi)
 static void table_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, void *cbdata,
                        pmix_release_cbfunc_t release_fn, void *release_cbdata)
 {
+    const pmix_proc_info_t *best = NULL;
+
     (void)cbdata;
     if (status == PMIX_ERR_NOT_SUPPORTED)
         atomic_store(&watch.no_table, 1);
@@ -474,14 +496,16 @@ static void table_done(pmix_status_t status, pmix_info_t *info, size_t ninfo, vo
             continue;
         for (size_t k = 0; k < d->size; k++) {
             if (d->type == PMIX_PROC_INFO) {
-                table_entry(&((const pmix_proc_info_t *)d->array)[k]);
+                table_entry(&((const pmix_proc_info_t *)d->array)[k], &best);
             } else if (d->type == PMIX_INFO) {
                 const pmix_value_t *v = &((const pmix_info_t *)d->array)[k].value;
                 if (v->type == PMIX_PROC_INFO)
-                    table_entry(v->data.pinfo);
+                    table_entry(v->data.pinfo, &best);
             }
         }
     }
+    if (best != NULL)
+        note_dead((int)best->proc.rank, HOW_TABLE, best->state);
     if (release_fn != NULL)
         release_fn(release_cbdata);
     atomic_store(&watch.asking, 0);
@@ -520,6 +544,37 @@ static void ask_table(void)
     }
 }
 
+/*
+ * Open MPI 4.1's daemons track their own host's processes only: a rank
+ * learns of a death from the table where the dead one lived, and nowhere
+ * else.  So in a job across hosts a rank that learnt it from the table
+ * tells the namespace by a PMIx event of its own, which the daemons carry
+ * to every host (it has no custom range, so PMIx 4.2 takes it); the
+ * others hear it in on_death.  Not on one host, where every rank reads
+ * the table itself: there the event would keep Open MPI 4.1's mpirun
+ * from ever ending the job (across hosts it never does after a death,
+ * event or not).  The message is packed before PMIx_Notify_event returns.
+ */
+static void relay(int dead, int state)
+{
+    if (!watch.spans_hosts)
+        return;
+    pmix_proc_t victim;
+    pmix_info_t info;
+    pmix_status_t code = state == PMIX_PROC_STATE_ABORTED_BY_SIG ? PMIX_ERR_PROC_ABORTED_BY_SIG
+                       : state == PMIX_PROC_STATE_TERM_WO_SYNC ? PMIX_ERR_PROC_TERM_WO_SYNC
+                       : state == PMIX_PROC_STATE_KILLED_BY_CMD ? PMIX_ERR_PROC_KILLED_BY_CMD
+                       : PMIX_ERR_PROC_ABORTED;
+
+    memset(&victim, 0, sizeof victim);
+    memcpy(victim.nspace, watch.nspace, sizeof victim.nspace);
+    victim.rank = (pmix_rank_t)dead;
+    PMIX_INFO_CONSTRUCT(&info);
+    PMIX_INFO_LOAD(&info, PMIX_EVENT_AFFECTED_PROC, &victim, PMIX_PROC);
+    (void)PMIx_Notify_event(code, NULL, PMIX_RANGE_NAMESPACE, &info, 1, NULL, NULL);
+    PMIX_INFO_DESTRUCT(&info);
+}
+
 /* A rank the server or a fence found dead, or -1.  Called from idle
  * waits (transport/wait.c, p2p/progress.c), so it may ask the table. */
 static int pmix_dead_rank(fmpl_boot_t *b)
@@ -537,9 +592,11 @@ static int pmix_dead_rank(fmpl_boot_t *b)
         if (atomic_load(&watch.how) == HOW_EVENT)
             fprintf(stderr, "fmpl: rank %d: the PMIx server reports rank %d ended: %s\n",
                     watch.self, dead, PMIx_Error_string(why));
-        else
+        else {
             fprintf(stderr, "fmpl: rank %d: the PMIx server's process table says rank %d %s\n",
                     watch.self, dead, state_words(why) ? state_words(why) : "failed");
+            relay(dead, why);
+        }
     }
     return dead;
 }
@@ -681,6 +738,15 @@ static void watch_start(const struct pmix_priv *p, const fmpl_boot_t *b)
     watch.poll = b->launcher_poll;
     watch.next_ask = 0;
     memcpy(watch.nspace, p->me.nspace, sizeof watch.nspace);
+    /* PMIX_LOCAL_SIZE: the job's processes on this host; unknown: one host */
+    pmix_value_t *v = NULL;
+    long long local = 0;
+    watch.spans_hosts = 0;
+    if (PMIx_Get(&p->all, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
+        value_to_size(v, &local) == 0 && local >= 1 && local < b->size)
+        watch.spans_hosts = 1;
+    if (v != NULL)
+        PMIX_VALUE_RELEASE(v);
     /* blocking (no callback): returns the reference, or an error */
     rc = PMIx_Register_event_handler((pmix_status_t *)death_codes,
                                      sizeof death_codes / sizeof death_codes[0], NULL, 0,
