@@ -239,33 +239,37 @@ SPEC_TEST(halo, halo_specs)
 
 /* ---- a rank killed during a collective --------------------------------- */
 
-struct kspec { int np; const char *what; int sub; const char *env; };
+/* nap: coll_kill -y (microseconds between fmpl_test calls) */
+struct kspec { int np; const char *what; int sub; const char *env; int nap; };
 static const struct kspec kill_specs[] = {
-    {2, "barrier", 0, NULL},
-    {8, "barrier", 0, NULL},
-    {4, "barrier", 1, NULL},
-    {3, "bcast", 0, NULL},
-    {8, "bcast", 1, NULL},
-    {4, "hbcast", 0, NULL},
-    {3, "reduce", 0, NULL},
-    {5, "reduce", 1, NULL},
-    {2, "allreduce", 0, NULL},
-    {8, "allreduce", 0, NULL},
-    {3, "allreduce", 0, PTHR},
-    {4, "bigallreduce", 0, NULL},
-    {3, "allgather", 0, NOCMA},
-    {7, "allgather", 1, NULL},
-    {4, "gather", 0, NULL},
-    {5, "scatter", 0, NULL},
-    {3, "split", 0, NULL},
-    {4, "halo", 0, NULL},
-    {3, "halo", 1, NULL},
-    {4, "alltoall", 0, NULL},
-    {3, "iallreduce", 0, NULL},
-    {5, "ibcast", 1, NULL},
-    {4, "ialltoall", 0, NULL},
-    {4, "neighbor", 0, NULL},
-    {3, "iallreduce", 0, PTHR},
+    {2, "barrier", 0, NULL, 0},
+    {8, "barrier", 0, NULL, 0},
+    {4, "barrier", 1, NULL, 0},
+    {3, "bcast", 0, NULL, 0},
+    {8, "bcast", 1, NULL, 0},
+    {4, "hbcast", 0, NULL, 0},
+    {3, "reduce", 0, NULL, 0},
+    {5, "reduce", 1, NULL, 0},
+    {2, "allreduce", 0, NULL, 0},
+    {8, "allreduce", 0, NULL, 0},
+    {3, "allreduce", 0, PTHR, 0},
+    {4, "bigallreduce", 0, NULL, 0},
+    {3, "allgather", 0, NOCMA, 0},
+    {7, "allgather", 1, NULL, 0},
+    {4, "gather", 0, NULL, 0},
+    {5, "scatter", 0, NULL, 0},
+    {3, "split", 0, NULL, 0},
+    {4, "halo", 0, NULL, 0},
+    {3, "halo", 1, NULL, 0},
+    {4, "alltoall", 0, NULL, 0},
+    {3, "iallreduce", 0, NULL, 0},
+    {5, "ibcast", 1, NULL, 0},
+    {4, "ialltoall", 0, NULL, 0},
+    {4, "neighbor", 0, NULL, 0},
+    {3, "iallreduce", 0, PTHR, 0},
+    /* 4096 slow tests between two looks at the peer took 4 s */
+    {3, "iallreduce", 0, NULL, 1000},
+    {4, "ialltoall", 1, NULL, 1000},
 };
 
 START_TEST(test_kill)
@@ -275,13 +279,14 @@ START_TEST(test_kill)
     int st, r;
     char desc[200], left[1024];
 
-    snprintf(desc, sizeof desc, "%s%sfmplrun -n %d coll_kill -w %s%s", k->env ? k->env : "",
-             k->env ? " " : "", k->np, k->what, k->sub ? " -S" : "");
+    char nap[32];
+    snprintf(nap, sizeof nap, "%d", k->nap);
+    snprintf(desc, sizeof desc, "%s%sfmplrun -n %d coll_kill -w %s%s%s%s", k->env ? k->env : "",
+             k->env ? " " : "", k->np, k->what, k->sub ? " -S" : "", k->nap ? " -y " : "",
+             k->nap ? nap : "");
     ck_assert_msg(tl_have_prog("coll_kill"), "test/progs/coll_kill is not built");
-    if (k->sub)
-        st = run_job(&j, k->np, k->env, 60, "coll_kill", "-w", k->what, "-S", NULL);
-    else
-        st = run_job(&j, k->np, k->env, 60, "coll_kill", "-w", k->what, NULL);
+    st = run_job(&j, k->np, k->env, 60, "coll_kill", "-w", k->what, "-y", nap,
+                 k->sub ? "-S" : NULL, NULL);
     job_log(&j, desc);
     fprintf(stderr, "  %-60s status %d, %.2f s\n", desc, st, j.secs);
     ck_assert_msg(st != 0 && st != TL_HARD_TIMEOUT && st != 124,

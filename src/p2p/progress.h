@@ -37,6 +37,9 @@ void fmpl_wait_init(fmpl_wait_t *w, int peer);
 static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = t; }
 int  fmpl_wait_idle(fmpl_wait_t *w);
 int  fmpl_check_peer(int peer);
+/* fmpl_check_peer for a test loop (fmpl_test on a request not done): at
+ * most once every FMPL_TL_WAIT_PERIOD of such calls, FMPL_SUCCESS between */
+int  fmpl_test_check_peer(int peer);
 /* Wait, making progress, until the puts counted in `c` have left (`peer`
  * named should the wait fail, -1 for anybody): FMPL_ERR_PEER, else the
  * first error they met (c->status), else FMPL_SUCCESS. */

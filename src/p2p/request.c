@@ -12,9 +12,8 @@ int fmpl_p2p_test(fmpl_request_t *req, int *done)
     *done = req->kind == FMPL_REQ_SEND ? fmpl_p2p_send_try(req) : fmpl_p2p_recv_try(req);
     /* A test loop on a request whose peer died must end too: now and then
      * check the peer, and complete the request with the error. */
-    static unsigned calls;
-    if (!*done && ++calls % 4096 == 0) {
-        int rc = fmpl_check_peer(req->peer);
+    if (!*done) {
+        int rc = fmpl_test_check_peer(req->peer);
         if (rc != FMPL_SUCCESS) {
             if (req->kind == FMPL_REQ_SEND)
                 fmpl_p2p_send_fail(req, rc);

@@ -2,7 +2,7 @@
  * coll_kill - the last rank dies by SIGKILL while the others are in a
  * collective; every survivor must return FMPL_ERR_PEER, not hang.
  *
- *   coll_kill -w WHAT [-S] [-d DELAY] [-x CODE]
+ *   coll_kill -w WHAT [-S] [-d DELAY] [-x CODE] [-y USEC]
  *     -w  the collective: barrier, bcast, hbcast, reduce, allreduce,
  *         bigallreduce (8 MiB), allgather, gather, scatter, split, halo,
  *         alltoall; iallreduce, ibcast (100000 bytes), ialltoall (20000
@@ -13,6 +13,9 @@
  *     -d  seconds the victim waits, after 3 good rounds, before
  *         raise(SIGKILL) (default 0.3)
  *     -x  exit code of a survivor that saw FMPL_ERR_PEER (default 3)
+ *     -y  with the nonblocking ones: sleep USEC between two fmpl_test calls
+ *         (a test loop that computes, or a loaded machine's slow calls: the
+ *         request must still end soon after the death)
  *
  * Every rank prints "coll_kill: rank R pid P" first.  Survivors repeat the
  * collective (root 0: the victim's data is needed by nobody directly, so
@@ -27,6 +30,7 @@
 static const char *what = "barrier";
 static fmpl_comm_t C;
 static int n, me;
+static long nap_us;
 static unsigned char *buf, *rbuf;
 static fmpl_halo_t halo;
 static double harr[8 * 6];
@@ -78,8 +82,11 @@ static int one_round(void)
         else
             rc = fmpl_ineighbor_alltoallv(buf, 1, &right, &sz, &off, rbuf, 1, &left, &sz, &off,
                                           C, &r);
-        while (rc == FMPL_SUCCESS && !done)
+        while (rc == FMPL_SUCCESS && !done) {
             rc = fmpl_test(&r, &done);
+            if (nap_us > 0 && !done)
+                usleep((useconds_t)nap_us);
+        }
         return rc == FMPL_SUCCESS ? fmpl_wait(&r) : rc;
     }
     fprintf(stderr, "coll_kill: unknown -w %s\n", what);
@@ -96,10 +103,11 @@ int main(int argc, char **argv)
         {'S', OPT_FLAG, &sub, "on a sub-communicator"},
         {'d', OPT_DOUBLE, &delay, "victim's delay before SIGKILL"},
         {'x', OPT_INT, &code, "survivors' exit code"},
+        {'y', OPT_INT, &nap_us, "microseconds between fmpl_test calls"},
     };
 
     prog_name = "coll_kill";
-    prog_parse(argc, argv, opts, 4);
+    prog_parse(argc, argv, opts, 5);
     prog_init("coll_kill", 1);
     CHECK(prog_np >= 2, "needs at least 2 ranks");
     printf("coll_kill: rank %d pid %d\n", prog_me, (int)getpid());
