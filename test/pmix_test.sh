@@ -72,17 +72,38 @@ done
 
 now_ms() { date +%s%N | cut -c1-13; }
 
-# run NAME EXPECTED_STATUS STDERR_RULE COMMAND...
-#   STDERR_RULE: "any", "empty", or a fixed string stderr must contain.
-run() {
-    name=$1 want=$2 errrule=$3
-    shift 3
+# timed COMMAND...: run it (killed after $KILL s), output in $tmp/out and
+# $tmp/err; sets st, ms, secs and why=""
+timed() {
     t0=$(now_ms)
     timeout -k 2 "$KILL" "$@" >"$tmp/out" 2>"$tmp/err"
     st=$?
     ms=$(( $(now_ms) - t0 ))
     secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
     why=""
+}
+
+# verdict COMMAND...: PASS or FAIL (with why, the command and its output)
+# for the run just made: $name, $secs, $why, $tmp/out and $tmp/err
+verdict() {
+    if [ -z "$why" ]; then
+        pass=$((pass + 1))
+        echo "PASS $name ($secs s)"
+    else
+        fail=$((fail + 1))
+        echo "FAIL $name ($secs s): $why"
+        echo "  command: $*"
+        sed 's/^/  out: /' "$tmp/out"
+        sed 's/^/  err: /' "$tmp/err"
+    fi
+}
+
+# run NAME EXPECTED_STATUS STDERR_RULE COMMAND...
+#   STDERR_RULE: "any", "empty", or a fixed string stderr must contain.
+run() {
+    name=$1 want=$2 errrule=$3
+    shift 3
+    timed "$@"
     if [ "$st" = 77 ] && [ "$want" = 0 ]; then
         echo "SKIP $name: $(head -n 1 "$tmp/out")"
         return
@@ -99,16 +120,7 @@ run() {
          ! grep -qF -- "$errrule" "$tmp/err"; then
         why="stderr lacks \"$errrule\""
     fi
-    if [ -z "$why" ]; then
-        pass=$((pass + 1))
-        echo "PASS $name ($secs s)"
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name ($secs s): $why"
-        echo "  command: $*"
-        sed 's/^/  out: /' "$tmp/out"
-        sed 's/^/  err: /' "$tmp/err"
-    fi
+    verdict "$@"
 }
 
 # death_run NAME HOW COMMAND...: test/progs/fault's rank 2 of 3 fails;
@@ -125,12 +137,7 @@ death_run() {
     shift 2
     lim=5
     [ "$how" = timeout ] && lim=10
-    t0=$(now_ms)
-    timeout -k 2 "$KILL" "$@" >"$tmp/out" 2>"$tmp/err"
-    st=$?
-    ms=$(( $(now_ms) - t0 ))
-    secs=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
-    why=""
+    timed "$@"
     # (137 is also a launcher's status for a rank killed by SIGKILL)
     if [ "$st" = 124 ] || { [ "$st" = 137 ] && [ "$ms" -ge $((KILL * 1000)) ]; }; then
         why="hung (killed after ${KILL} s)"
@@ -152,16 +159,7 @@ death_run() {
     elif [ -z "$why" ] && pgrep -f "$F -a" >/dev/null; then
         why="left behind: $(pgrep -f "$F -a" | tr '\n' ' ')"
     fi
-    if [ -z "$why" ]; then
-        pass=$((pass + 1))
-        echo "PASS $name ($secs s)"
-    else
-        fail=$((fail + 1))
-        echo "FAIL $name ($secs s): $why"
-        echo "  command: $*"
-        sed 's/^/  out: /' "$tmp/out"
-        sed 's/^/  err: /' "$tmp/err"
-    fi
+    verdict "$@"
 }
 
 # Without a launcher the back-end must decline at once and silently.
