@@ -48,7 +48,7 @@ int fmpl_boot_pmix_open(fmpl_boot_t *b)
 #define PMIX_FNS(X) X(PMIx_Init) X(PMIx_Finalize) X(PMIx_Abort) X(PMIx_Put) \
     X(PMIx_Commit) X(PMIx_Fence) X(PMIx_Get) X(PMIx_Error_string) X(PMIx_Info_load) \
     X(PMIx_Value_destruct) X(PMIx_Register_event_handler) X(PMIx_Deregister_event_handler) \
-    X(PMIx_Query_info_nb) X(PMIx_Notify_event)
+    X(PMIx_Query_info_nb)
 static struct { PMIX_FNS(FMPL_DLIB_FIELD) } pmix;
 #define PMIX_SYM(f) FMPL_DLIB_SYM(pmix, f)
 static const fmpl_dlib_sym_t pmix_syms[] = { PMIX_FNS(PMIX_SYM) { NULL, NULL } };
@@ -75,7 +75,6 @@ static fmpl_dlib_t pmix_lib = { pmix_files, pmix_syms, NULL };
 #define PMIx_Register_event_handler pmix.PMIx_Register_event_handler
 #define PMIx_Deregister_event_handler pmix.PMIx_Deregister_event_handler
 #define PMIx_Query_info_nb pmix.PMIx_Query_info_nb
-#define PMIx_Notify_event pmix.PMIx_Notify_event
 #endif
 
 #define KEY_PREFIX "fmpl."
@@ -106,6 +105,10 @@ struct pmix_priv {
  *            know but do not tell: Open MPI 4.1's mpirun marks a killed
  *            rank in its table, but its notification is refused by PMIx
  *            4.2 (a custom range with PMIX_RANGE_SESSION: "BAD-PARAM").
+ *            Its daemons know their own host's processes only, so across
+ *            hosts only the dead rank's host learns this way; passing it
+ *            on by an event of our own made mpirun hang, even as it
+ *            ended a job on a death without --enable-recovery.
  * Slurm 22.05's PMIx plugin does neither: it kills the step itself.
  * File scope, not pmix_priv: a late answer may come after close.
  */
@@ -123,7 +126,6 @@ static struct {
     pmix_nspace_t nspace;
     size_t evref;           /* the handler's reference, if have_ev */
     int have_ev;
-    int spans_hosts;        /* some rank of the job is on another host */
 } watch;
 
 enum { HOW_FENCE = 1, HOW_EVENT, HOW_TABLE };
@@ -544,37 +546,6 @@ static void ask_table(void)
     }
 }
 
-/*
- * Open MPI 4.1's daemons track their own host's processes only: a rank
- * learns of a death from the table where the dead one lived, and nowhere
- * else.  So in a job across hosts a rank that learnt it from the table
- * tells the namespace by a PMIx event of its own, which the daemons carry
- * to every host (it has no custom range, so PMIx 4.2 takes it); the
- * others hear it in on_death.  Not on one host, where every rank reads
- * the table itself: there the event would keep Open MPI 4.1's mpirun
- * from ever ending the job (across hosts it never does after a death,
- * event or not).  The message is packed before PMIx_Notify_event returns.
- */
-static void relay(int dead, int state)
-{
-    if (!watch.spans_hosts)
-        return;
-    pmix_proc_t victim;
-    pmix_info_t info;
-    pmix_status_t code = state == PMIX_PROC_STATE_ABORTED_BY_SIG ? PMIX_ERR_PROC_ABORTED_BY_SIG
-                       : state == PMIX_PROC_STATE_TERM_WO_SYNC ? PMIX_ERR_PROC_TERM_WO_SYNC
-                       : state == PMIX_PROC_STATE_KILLED_BY_CMD ? PMIX_ERR_PROC_KILLED_BY_CMD
-                       : PMIX_ERR_PROC_ABORTED;
-
-    memset(&victim, 0, sizeof victim);
-    memcpy(victim.nspace, watch.nspace, sizeof victim.nspace);
-    victim.rank = (pmix_rank_t)dead;
-    PMIX_INFO_CONSTRUCT(&info);
-    PMIX_INFO_LOAD(&info, PMIX_EVENT_AFFECTED_PROC, &victim, PMIX_PROC);
-    (void)PMIx_Notify_event(code, NULL, PMIX_RANGE_NAMESPACE, &info, 1, NULL, NULL);
-    PMIX_INFO_DESTRUCT(&info);
-}
-
 /* A rank the server or a fence found dead, or -1.  Called from idle
  * waits (transport/wait.c, p2p/progress.c), so it may ask the table. */
 static int pmix_dead_rank(fmpl_boot_t *b)
@@ -592,11 +563,9 @@ static int pmix_dead_rank(fmpl_boot_t *b)
         if (atomic_load(&watch.how) == HOW_EVENT)
             fprintf(stderr, "fmpl: rank %d: the PMIx server reports rank %d ended: %s\n",
                     watch.self, dead, PMIx_Error_string(why));
-        else {
+        else
             fprintf(stderr, "fmpl: rank %d: the PMIx server's process table says rank %d %s\n",
                     watch.self, dead, state_words(why) ? state_words(why) : "failed");
-            relay(dead, why);
-        }
     }
     return dead;
 }
@@ -738,15 +707,6 @@ static void watch_start(const struct pmix_priv *p, const fmpl_boot_t *b)
     watch.poll = b->launcher_poll;
     watch.next_ask = 0;
     memcpy(watch.nspace, p->me.nspace, sizeof watch.nspace);
-    /* PMIX_LOCAL_SIZE: the job's processes on this host; unknown: one host */
-    pmix_value_t *v = NULL;
-    long long local = 0;
-    watch.spans_hosts = 0;
-    if (PMIx_Get(&p->all, PMIX_LOCAL_SIZE, NULL, 0, &v) == PMIX_SUCCESS && v != NULL &&
-        value_to_size(v, &local) == 0 && local >= 1 && local < b->size)
-        watch.spans_hosts = 1;
-    if (v != NULL)
-        PMIX_VALUE_RELEASE(v);
     /* blocking (no callback): returns the reference, or an error */
     rc = PMIx_Register_event_handler((pmix_status_t *)death_codes,
                                      sizeof death_codes / sizeof death_codes[0], NULL, 0,

@@ -142,8 +142,6 @@ void PMIx_Value_destruct(pmix_value_t *v)
         free(v->data.bo.bytes);
     else if (v->type == PMIX_STRING)
         free(v->data.string);
-    else if (v->type == PMIX_PROC)
-        free(v->data.proc);
     memset(v, 0, sizeof *v);
 }
 
@@ -160,12 +158,7 @@ pmix_status_t PMIx_Info_load(pmix_info_t *info, const char *key, const void *dat
         memcpy(&info->value.data.integer, data, sizeof info->value.data.integer);
     else if (type == PMIX_STRING)
         info->value.data.string = strdup(data);   /* the table query's namespace */
-    else if (type == PMIX_PROC) {                  /* the relay's affected process */
-        info->value.data.proc = malloc(sizeof(pmix_proc_t));
-        if (!info->value.data.proc)
-            abort();
-        memcpy(info->value.data.proc, data, sizeof(pmix_proc_t));
-    } else
+    else
         abort();                   /* the bootstrap loads no other type */
     return PMIX_SUCCESS;
 }
@@ -240,24 +233,6 @@ pmix_status_t PMIx_Deregister_event_handler(size_t ref, pmix_op_cbfunc_t cbfunc,
     (void)cbdata;
     death_handler = NULL;
     return PMIX_SUCCESS;
-}
-
-/* a rank's relay of a death it read in the table: one affected process,
- * of our namespace, never the caller */
-pmix_status_t PMIx_Notify_event(pmix_status_t status, const pmix_proc_t *source,
-                                pmix_data_range_t range, const pmix_info_t info[], size_t ninfo,
-                                pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)status;
-    (void)source;
-    (void)range;
-    (void)cbfunc;
-    (void)cbdata;
-    if (ninfo != 1 || info[0].value.type != PMIX_PROC ||
-        strncmp(info[0].value.data.proc->nspace, init_nspace.nspace, PMIX_MAX_NSLEN) != 0 ||
-        info[0].value.data.proc->rank == init_nspace.rank)
-        abort();
-    return pick_status();
 }
 
 /* a table's entries: heap blocks of exactly their size, freed by table_free */
