@@ -71,7 +71,8 @@ DEB_PKGS = gcc gfortran make pkg-config check libsubunit-dev libpmix-dev \
            libibverbs-dev ibverbs-providers rdma-core perftest \
            slurmctld slurmd slurm-client slurm-wlm-basic-plugins munge \
            clang libclang-rt-14-dev \
-           pandoc man-db groff-base gnuplot-nox cmake nftables ethtool
+           pandoc man-db groff-base gnuplot-nox cmake nftables ethtool \
+           iptables libnetfilter-queue-dev
 
 # libpmix, libfabric and libibverbs are not linked: each is loaded at run
 # time by the first job that needs it (src/base/dlib.h says why); their
@@ -129,6 +130,12 @@ TEST_PROGS := $(patsubst %.c,%,$(filter-out test/progs/mpi_%,$(wildcard test/pro
 # test/progs/pmix_serve is a PMIx server: only where libpmix is
 ifeq ($(PMIX_LIBS),)
 TEST_PROGS := $(filter-out test/progs/pmix_serve,$(TEST_PROGS))
+endif
+# test/progs/nfq_delay holds packets of a netfilter queue: only where
+# libnetfilter_queue is
+NFQ_LIBS := $(shell pkg-config --libs libnetfilter_queue 2>/dev/null)
+ifeq ($(NFQ_LIBS),)
+TEST_PROGS := $(filter-out test/progs/nfq_delay,$(TEST_PROGS))
 endif
 ifneq ($(HAVE_MPICC),)
 TEST_PROGS += $(patsubst %.c,%,$(wildcard test/progs/mpi_*.c))
@@ -389,6 +396,10 @@ test/progs/pmix_serve: test/progs/pmix_serve.c
 	$(say) CC $@
 	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra $(PMIX_CFLAGS) -o $@ $< \
 	    $(PMIX_LIBS) -lpthread
+# the delayer of the broken-link tests (no FMPL in it)
+test/progs/nfq_delay: test/progs/nfq_delay.c
+	$(say) CC $@
+	$(Q)$(CC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -o $@ $< $(NFQ_LIBS)
 test/progs/mpi_%: test/progs/mpi_%.c lib/libfmpl.a include/fmpl.h
 	$(say) MPICC $@
 	$(Q)$(MPICC) $(LDFLAGS) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Iinclude -o $@ $< $(PROG_LDFLAGS)

@@ -7,20 +7,22 @@
 #   test/netfault_test.sh [-q] [-p PROVIDERS] [CONDITION...]
 #   test/netfault_test.sh -G [-q] [CONDITION...]
 #     -q  the short subset make check runs (tcp only; pingpong and the
-#         halo exchange; conditions loss1 dup1 corrupt flap down)
+#         halo exchange; conditions loss1 reorder dup1 corrupt flap
+#         down, with -G without reorder)
 #     -p  libfabric providers, "tcp net" by default (net only where
 #         libfabric has it)
 #     -G  in the soft-RoCE test bed instead (test/rxe_run.sh -g 2: two qemu
 #         guests joined by one link, FMPL_TRANSPORT=dcfa over rxe's RC
 #         queue pairs, which retransmit in software); its kernel has netem
-#   CONDITION: clean loss1 loss5 delay dup1 corrupt flap down (default:
-#   all the bed has; delay only with -G), and reorder (-G, by name only)
+#   CONDITION: clean loss1 loss5 delay reorder dup1 corrupt flap down
+#   (default: all of them; with -G reorder only by name)
 #
 # The hosts.  Without -G: two network namespaces joined through a bridge
 # in a head namespace (test/netns.sh; each host's processes in their own
 # PID namespace and /dev/shm), mpirun in the head, FMPL_TRANSPORT=ofi over
 # libfabric's tcp or net provider; the faults come from Debian's nftables
-# (this machine's kernel has no netem).  With -G: two guests, mpirun on
+# and, for delay and reorder, a user-space delayer fed by iptables'
+# NFQUEUE (test/netns_fault.sh: this machine's kernel has no netem).  With -G: two guests, mpirun on
 # guest 1 (rxe_run.sh's $RXE_MPIRUN), the faults from tc's netem on each
 # guest's eth0.  Either way 2 ranks a host, placed round-robin (--map-by
 # node), so every pair of neighbours crosses the link, and every fault
@@ -30,16 +32,18 @@
 #                 FMPL_DCFA_WRITE_MAX=16: a queue pair's retries are
 #                 counted per request, and whole messages of 1 MiB failed
 #                 3 of 5 jobs with "transport retry counter exceeded")
-#   delay         (-G) each packet held 0.5-2 ms, uniformly, in order
-#   reorder       (-G) the same without keeping the order: packets
-#                 overtake each other.  RC queue pairs expect an ordered
+#   delay         each packet held 0.5-2 ms, uniformly, in order
+#   reorder       the same without keeping the order: packets overtake
+#                 each other (TCP sorts them out: the delayers must have
+#                 let some go ahead of an earlier one).  With -G: RC
+#                 queue pairs expect an ordered
 #                 network (InfiniBand, or RoCE on one path), and rxe's do
 #                 not survive this one: each out-of-sequence packet sends
 #                 the requester back (a sequence NAK), every go-back counts
 #                 against the work request's retry count until it
 #                 completes, and a large RDMA write rarely gets through 7
 #                 rounds in order, so the queue pair fails with "transport
-#                 retry counter exceeded" (3 of 5 jobs).  Not in the
+#                 retry counter exceeded" (3 of 5 jobs).  Not in -G's
 #                 default list; it shows what the condition does
 #   dup1          1 % of the packets each host sends go twice
 #   corrupt       0.1 % of the packets are corrupted: without -G a payload
@@ -118,12 +122,14 @@ fi
 
 conds=("$@")
 if [ ${#conds[@]} -eq 0 ]; then
-    if [ $quick = 1 ]; then
+    if [ $quick = 1 ] && [ $guests = 1 ]; then
         conds=(loss1 dup1 corrupt flap down)
+    elif [ $quick = 1 ]; then
+        conds=(loss1 reorder dup1 corrupt flap down)
     elif [ $guests = 1 ]; then
         conds=(clean loss1 loss5 delay dup1 corrupt flap down)
     else
-        conds=(clean loss1 loss5 dup1 corrupt flap down)
+        conds=(clean loss1 loss5 delay reorder dup1 corrupt flap down)
     fi
 fi
 
@@ -164,13 +170,11 @@ if [ $guests = 0 ]; then
     fi
     cat "$tmp/out"
     export FMPL_NETNS_SHM=private
-    # every veth end: checksums in software, wire-sized packets
-    for ns in $NETNS_HEAD $NETNS_HOSTS; do
-        for d in $(ip -n "$ns" -o link show type veth | awk -F': ' '{ sub(/@.*/, "", $2); print $2 }'); do
-            out=$(ip netns exec "$ns" ethtool -K "$d" rx off tx off tso off gso off gro off 2>&1) ||
-                setup_failed "ethtool -K $d in $ns: $out"
-        done
-    done
+    # shellcheck disable=SC2034 # read by test/netns_fault.sh
+    NETFAULT_TOP=$TOP
+    # shellcheck source=test/netns_fault.sh disable=SC1091
+    . "$TOP/test/netns_fault.sh"
+    netfault_sw_offloads 2>"$tmp/out" || setup_failed "$(cat "$tmp/out")"
     bed_start() {
         local xs=()
         while [ "$1" != -- ]; do xs+=(-x "$1"); shift; done
@@ -181,55 +185,31 @@ if [ $guests = 0 ]; then
         jp=$!
     }
     bed_rules() {
-        local h hook stmt
-        case $1 in
-        loss1) hook=egress stmt="numgen random mod 1000 < 10 counter drop" ;;
-        loss5) hook=egress stmt="numgen random mod 1000 < 50 counter drop" ;;
-        dup1) hook=egress stmt="numgen random mod 1000 < 10 counter dup to eth0" ;;
-        # byte 50 of the TCP header: payload (a 32-byte header with
-        # timestamps); shorter segments (ACKs) are left alone
-        corrupt) hook=ingress stmt="meta l4proto tcp numgen random mod 1000 < 1 @th,400,8 set 0x5a counter" ;;
-        *) return 0 ;;
-        esac
-        csum0=$(csum_errors)
-        for h in $NETNS_HOSTS; do
-            printf 'table netdev fault {\n chain c {\n  type filter hook %s device eth0 priority 0;\n  %s\n }\n}\n' \
-                "$hook" "$stmt" | ip netns exec "$h" nft -f - || return 1
-        done
+        csum0=$(netfault_csum_errors)
+        case $1 in flap|down) return 0 ;; esac   # bed_cut's
+        netfault_on "$1"
     }
-    bed_unrules() {
-        local h
-        for h in $NETNS_HOSTS; do
-            ip netns exec "$h" nft delete table netdev fault 2>/dev/null
-        done
-    }
+    bed_unrules() { netfault_off; }
     bed_cut() {
         # host 2's port on the head's bridge: its eth0 loses the carrier
         ip -n "$NETNS_HEAD" link set v2 down
         sleep "$1"
         ip -n "$NETNS_HEAD" link set v2 up
     }
-    # csum_errors: TCP segments both hosts refused for a bad checksum
-    csum_errors() {
-        local h n=0 k
-        for h in $NETNS_HOSTS; do
-            k=$(ip netns exec "$h" nstat -az TcpInCsumErrors 2>/dev/null |
-                awk '$1 == "TcpInCsumErrors" { print $2 }')
-            n=$((n + ${k:-0}))
-        done
-        echo $n
-    }
     bed_hits() {
-        local h n=0 k cerr
-        for h in $NETNS_HOSTS; do
-            k=$(ip netns exec "$h" nft list table netdev fault 2>/dev/null |
-                sed -n 's/.*counter packets \([0-9]*\).*/\1/p' | head -n 1)
-            n=$((n + ${k:-0}))
-        done
+        local n cerr
+        n=$(netfault_hits)
         case $1 in
-        loss*) echo "$n dropped"; [ $n -gt 0 ] ;;
-        dup1) echo "$n duplicated"; [ $n -gt 0 ] ;;
-        corrupt) cerr=$(( $(csum_errors) - csum0 ))
+        loss*) echo "$n dropped"; [ "$n" -gt 0 ] ;;
+        dup1) echo "$n duplicated"; [ "$n" -gt 0 ] ;;
+        delay|reorder)
+            netfault_off
+            # shellcheck disable=SC2046 # two numbers
+            set -- "$1" $(netfault_delayed)
+            echo "$2 held, $3 went after a later one"
+            # in order under delay; some overtaken under reorder
+            [ "$2" -gt 0 ] && if [ "$1" = delay ]; then [ "$3" = 0 ]; else [ "$3" -gt 0 ]; fi ;;
+        corrupt) cerr=$(( $(netfault_csum_errors) - csum0 ))
                  echo "$n corrupted, $cerr TCP checksum errors"; [ $cerr -gt 0 ] ;;
         *) echo "-" ;;
         esac
@@ -499,8 +479,7 @@ for prov in $provs; do
         cenv=()
         [ $guests = 1 ] && [ "$cond" = loss5 ] && cenv=(FMPL_DCFA_WRITE_MAX=16)
         case $cond in
-        clean|loss1|loss5|dup1|corrupt|flap|down) ;;
-        delay|reorder) [ $guests = 1 ] || { echo "($cond needs netem: only with -G)"; continue; } ;;
+        clean|loss1|loss5|delay|reorder|dup1|corrupt|flap|down) ;;
         *) echo "unknown condition $cond" >&2; exit 2 ;;
         esac
         # (not in a subshell: it keeps the counters it starts from)

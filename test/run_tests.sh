@@ -223,7 +223,7 @@ multihost_kill              default  600  !cmd:mpirun,!cmd:ip           bash tes
 # links broken under jobs across those hosts (nftables): 1 % loss and
 # duplication, 0.1 % corruption, a 2-s cut, a cut past FMPL_PEER_TIMEOUT;
 # make faults NET=1 runs every condition, job and provider
-netfault_test               default  600  !cmd:mpirun,!cmd:ip,!cmd:nft,!cmd:ethtool  bash test/netfault_test.sh -q
+netfault_test               default  600  !cmd:mpirun,!cmd:ip,!cmd:nft,!cmd:ethtool,!cmd:iptables-legacy,!x:test/progs/nfq_delay  bash test/netfault_test.sh -q
 # a rank killed, stopped or gone at a random moment, 30 seeded trials
 # (make faults: more); a minute of random jobs (make soak: longer);
 # another user cannot reach into a job, nor a rank past its records
