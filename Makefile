@@ -454,7 +454,7 @@ coverage: deps
 	$(MAKE) deps DEB_PKGS=gcovr
 	$(MAKE) clean
 	$(MAKE) -j$(NPROC) all CFLAGS="$(COVFLAGS)" FFLAGS="$(COVFLAGS)" LDFLAGS=--coverage
-	-./test/run_tests.sh $(TESTS)
+	-FMPL_RXE_GCOV=1 ./test/run_tests.sh $(TESTS)
 	./test/coverage.sh -f build/coverage.csv
 
 # make bench QUICK=1: every program and table with few iterations (CI

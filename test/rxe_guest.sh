@@ -55,7 +55,8 @@ case ${1:-} in
         # stdin and stdout are the connection (busybox nc -e); the command
         # runs as ssh would run it: sh -c, a fresh environment
         IFS= read -r line || exit 1
-        exec env -i PATH="$PATH" HOME=/run/home TMPDIR=/tmp sh -c "$line" 2>&1
+        # shellcheck disable=SC2086 # two words (make coverage's), or none
+        exec env -i PATH="$PATH" HOME=/run/home TMPDIR=/tmp ${RXE_GCOV_ENV:-} sh -c "$line" 2>&1
         ;;
     --mpirun)
         shift
@@ -89,6 +90,14 @@ guests=$(sed -n 's/.*fmpl_rxe_guests=\([0-9]*\).*/\1/p' /proc/cmdline)
 [ -n "$guest" ] && [ -n "$guests" ] || fail "no fmpl_rxe_guest= and fmpl_rxe_guests= on the kernel command line"
 # shellcheck source=/dev/null  # written per run by rxe_run.sh
 . "$W/job.sh" || fail "cannot read $W/job.sh"
+# make coverage (FMPL_RXE_GCOV=1): gcov writes its counts into the work
+# folder, one tree per guest, which rxe_run.sh merges into the host's
+RXE_GCOV_ENV=""
+for v in "${RXE_ENV[@]}"; do
+    [ "$v" = FMPL_RXE_GCOV=1 ] &&
+        RXE_GCOV_ENV="GCOV_PREFIX=/run/fmpl-rxe/gcov.$guest GCOV_PREFIX_STRIP=0"
+done
+export RXE_GCOV_ENV
 
 # No one else is on these links, so duplicate address detection only
 # delays the IPv6 link-local addresses, which rxe's GIDs follow: off.
@@ -162,6 +171,8 @@ cd -- "$RXE_CWD" 2>/dev/null ||
 # that starts such a job.  timeout(1) signals the whole process group, so
 # ranks too; -k: SIGKILL for what outlives the TERM by 10 s.
 extra=(RXE_GUESTS="$guests")
+# shellcheck disable=SC2206 # two words, or none
+extra+=($RXE_GCOV_ENV)
 [ "$guests" -gt 1 ] && extra+=(RXE_MPIRUN="$SELF --mpirun")
 env -i HOME=/run/home "${RXE_ENV[@]}" "${extra[@]}" "$(command -v timeout)" -k 10 "$RXE_TIMEOUT" \
     "${RXE_CMD[@]}" </dev/null >"$W/stdout" 2>"$W/stderr"

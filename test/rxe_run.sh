@@ -137,7 +137,8 @@ over two guests joined by a qemu link, each with its rxe0.
   -h          print this help
 
 Passes PATH and every FMPL_*, FI_* and OMPI_* variable to the job, and
-FMPL_TRANSPORT=dcfa unless set.  Cache: FMPL_RXE_CACHE (/var/tmp/fmpl-rxe).
+FMPL_TRANSPORT=dcfa unless set.  FMPL_RXE_GCOV=1 (make coverage): the
+guests' gcov counts of a --coverage build are merged into the host's.  Cache: FMPL_RXE_CACHE (/var/tmp/fmpl-rxe).
 FMPL_RXE_BOOT: seconds beyond SECONDS before the guest counts as hung (300).
 Exit status: the job's; 125 when the test bed failed; 2 for a usage error.
 EOF
@@ -188,7 +189,39 @@ cleanup() {
     local p
     for p in "${QPIDS[@]}" "${TPIDS[@]}"; do kill "$p" 2>/dev/null; done
     for p in "${QPIDS[@]}" "${TPIDS[@]}"; do wait "$p" 2>/dev/null; done
+    gcov_merge
     if [ -n "$W" ]; then rm -rf -- "$W"; fi
+}
+
+# gcov_merge: under FMPL_RXE_GCOV=1, the gcov counts the guests' processes
+# wrote under WORK/gcov.G (GCOV_PREFIX: the guest's /tmp and /var/tmp are
+# overlays whose writes stay in the guest, and the rest is read-only)
+# added to the host's files at the same paths (gcov-tool merge), so that
+# make coverage counts what ran on rxe.
+# shellcheck disable=SC2317  # run by the EXIT trap
+gcov_merge() {
+    [ "${FMPL_RXE_GCOV:-0}" = 1 ] && [ -n "$W" ] || return 0
+    local d f host t n=0
+    command -v gcov-tool >/dev/null ||
+        { say "no gcov-tool: the guests' coverage is not counted"; return 0; }
+    for d in "$W"/gcov.*; do
+        [ -d "$d" ] || continue
+        while IFS= read -r -d '' f; do
+            host=${f#"$d"}
+            [ -d "${host%/*}" ] || continue      # not a file of this host's tree
+            if [ -f "$host" ]; then
+                t=$(mktemp -d) || return 0
+                mkdir "$t/h" "$t/g" && cp -- "$host" "$t/h/" && cp -- "$f" "$t/g/" &&
+                    gcov-tool merge -o "$t/m" "$t/h" "$t/g" >/dev/null 2>&1 &&
+                    cp -- "$t/m/${f##*/}" "$host" && n=$((n + 1))
+                rm -rf -- "$t"
+            else
+                cp -- "$f" "$host" && n=$((n + 1))
+            fi
+        done < <(find "$d" -name '*.gcda' -print0)
+    done
+    [ "$verbose" = 1 ] && say "merged $n gcov files from the guests"
+    return 0
 }
 
 # quietly CMD...: run a set-up command, its output in the set-up log (shown
