@@ -447,14 +447,18 @@ soak: all
 # gcov's instrumentation over make check's tests, or TESTS="NAME..." (as
 # test/run_tests.sh takes them), then line and branch coverage per folder
 # (test/coverage.sh, gcovr).  It rebuilds the tree at -O0 with --coverage
-# and leaves it so: `make clean` before other work.
+# and leaves it so: `make clean` before other work.  The tests see the
+# flags in their environment, so that the make install of install_test,
+# cmake_test and man_test builds alike (an object without gcov's counts
+# beside one with them does not link).
 TESTS ?=
-COVFLAGS = -O0 -g --coverage
+COVFLAGS = -O0 -g --coverage -DFMPL_GCOV
 coverage: deps
 	$(MAKE) deps DEB_PKGS=gcovr
 	$(MAKE) clean
 	$(MAKE) -j$(NPROC) all CFLAGS="$(COVFLAGS)" FFLAGS="$(COVFLAGS)" LDFLAGS=--coverage
-	-FMPL_RXE_GCOV=1 ./test/run_tests.sh $(TESTS)
+	-CFLAGS="$(COVFLAGS)" FFLAGS="$(COVFLAGS)" LDFLAGS=--coverage FMPL_RXE_GCOV=1 \
+	    ./test/run_tests.sh $(TESTS)
 	./test/coverage.sh -f build/coverage.csv
 
 # make bench QUICK=1: every program and table with few iterations (CI

@@ -39,6 +39,8 @@ BLACS_RE="$BLACS_RE"'|^(Cdcputime00|dcputime00_|Cdwalltime00|dwalltime00_)$'
 BLACS_RE="$BLACS_RE"'|^(Ck(send|recv|bs|br)id|k(send|recv|bs|br)id_)$'
 # what every shared object may define besides its interface
 LINKER_RE='^(_init|_fini|_edata|_end|__bss_start|_DYNAMIC|_GLOBAL_OFFSET_TABLE_)$'
+# and what gcov's run-time adds to a --coverage build (make coverage)
+LINKER_RE="$LINKER_RE"'|^__gcov_|^mangle_path$'
 
 defined "$REF" | grep -E "$BLACS_RE" > "$tmp/want"
 defined "$LIB" | grep -v -E "$LINKER_RE" > "$tmp/have"

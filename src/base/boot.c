@@ -8,6 +8,7 @@
 
 #include "fmpl.h"
 #include "base/boot.h"
+#include "base/gcov.h"
 
 int fmpl_boot_open(fmpl_boot_t *b)
 {
@@ -25,6 +26,7 @@ int fmpl_boot_open(fmpl_boot_t *b)
 void fmpl_boot_abort(fmpl_boot_t *b, int code)
 {
     fflush(NULL);
+    fmpl_gcov_flush();             /* every launcher's abort ends in _exit */
     int rank = b && b->ops ? b->rank : 0;
     fprintf(stderr, "fmpl: rank %d called fmpl_abort(%d): ending the job\n", rank, code);
     if (b && b->ops)
