@@ -22,11 +22,11 @@
 # PID namespace and /dev/shm), mpirun in the head, FMPL_TRANSPORT=ofi over
 # libfabric's tcp or net provider; the faults come from Debian's nftables
 # and, for delay and reorder, a user-space delayer fed by iptables'
-# NFQUEUE (test/netns_fault.sh: this machine's kernel has no netem).  With -G: two guests, mpirun on
-# guest 1 (rxe_run.sh's $RXE_MPIRUN), the faults from tc's netem on each
-# guest's eth0.  Either way 2 ranks a host, placed round-robin (--map-by
-# node), so every pair of neighbours crosses the link, and every fault
-# hits both directions:
+# NFQUEUE (test/netns_fault.sh: this machine's kernel has no netem).
+# With -G: two guests, mpirun on guest 1 (rxe_run.sh's $RXE_MPIRUN), the
+# faults from tc's netem on each guest's eth0.  Either way 2 ranks a
+# host, placed round-robin (--map-by node), so every pair of neighbours
+# crosses the link, and every fault hits both directions:
 #   loss1, loss5  1 % / 5 % of the packets each host sends are dropped
 #                 (with -G, loss5's jobs write at most 16 KiB a request,
 #                 FMPL_DCFA_WRITE_MAX=16: a queue pair's retries are
@@ -36,14 +36,14 @@
 #   reorder       the same without keeping the order: packets overtake
 #                 each other (TCP sorts them out: the delayers must have
 #                 let some go ahead of an earlier one).  With -G: RC
-#                 queue pairs expect an ordered
-#                 network (InfiniBand, or RoCE on one path), and rxe's do
-#                 not survive this one: each out-of-sequence packet sends
-#                 the requester back (a sequence NAK), every go-back counts
-#                 against the work request's retry count until it
-#                 completes, and a large RDMA write rarely gets through 7
-#                 rounds in order, so the queue pair fails with "transport
-#                 retry counter exceeded" (3 of 5 jobs).  Not in -G's
+#                 queue pairs expect an ordered network (InfiniBand, or
+#                 RoCE on one path), and rxe's do not survive this one:
+#                 each out-of-sequence packet sends the requester back (a
+#                 sequence NAK), every go-back counts against the work
+#                 request's retry count until it completes, and a large
+#                 RDMA write rarely gets through 7 rounds in order, so the
+#                 queue pair fails with "transport retry counter
+#                 exceeded" (3 of 5 jobs).  Not in -G's
 #                 default list; it shows what the condition does
 #   dup1          1 % of the packets each host sends go twice
 #   corrupt       0.1 % of the packets are corrupted: without -G a payload
