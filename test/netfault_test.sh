@@ -203,6 +203,8 @@ if [ $guests = 0 ]; then
         loss*) echo "$n dropped"; [ "$n" -gt 0 ] ;;
         dup1) echo "$n duplicated"; [ "$n" -gt 0 ] ;;
         delay|reorder)
+            # the delayers count what they held as they leave (also in
+            # this subshell: netfault_off finds them by name)
             netfault_off
             # shellcheck disable=SC2046 # two numbers
             set -- "$1" $(netfault_delayed)

@@ -104,18 +104,18 @@ netfault_delayers() {
     }
     command -v iptables-legacy >/dev/null 2>&1 ||
         { echo "netfault: iptables-legacy is not installed (Debian: iptables)" >&2; return 1; }
+    _nf_r=""
+    [ "$1" = reorder ] && _nf_r=-r
     _nf_i=0
     for _nf_h in $NETNS_HOSTS; do
         _nf_i=$((_nf_i + 1))
-        _nf_r=""
-        [ "$1" = reorder ] && _nf_r=-r
-        # shellcheck disable=SC2086 # two numbers; -r or nothing
-        set -- "$1" $NETFAULT_DELAY_US
-        ip netns exec "$_nf_h" "$_nf_prog" -q "$NETFAULT_QUEUE" -d "$2" -D "$3" $_nf_r \
-            -s "$_nf_i" >"$NETNS_DIR/nfq.$_nf_i" 2>&1 </dev/null &
-        set -- "$1"
+        # shellcheck disable=SC2086 # -r or nothing
+        ip netns exec "$_nf_h" "$_nf_prog" -q "$NETFAULT_QUEUE" -d "${NETFAULT_DELAY_US% *}" \
+            -D "${NETFAULT_DELAY_US#* }" $_nf_r -s "$_nf_i" \
+            >"$NETNS_DIR/nfq.$_nf_i" 2>&1 </dev/null &
     done
-    # each says its first line once its queue is bound
+    # each says its first line once its queue is bound; a half-made
+    # condition is taken down again, so that the next can bind the queue
     _nf_t=0
     for _nf_f in $(seq 1 "$_nf_i"); do
         while ! grep -q '^nfq_delay: queue' "$NETNS_DIR/nfq.$_nf_f" 2>/dev/null; do
@@ -123,6 +123,7 @@ netfault_delayers() {
             [ $_nf_t -le 100 ] || {
                 echo "netfault: nfq_delay did not start:" >&2
                 cat "$NETNS_DIR/nfq.$_nf_f" >&2
+                netfault_off
                 return 1
             }
             sleep 0.05
@@ -130,7 +131,7 @@ netfault_delayers() {
     done
     for _nf_h in $NETNS_HOSTS; do
         ip netns exec "$_nf_h" iptables-legacy -t mangle -A POSTROUTING -o eth0 \
-            -j NFQUEUE --queue-num "$NETFAULT_QUEUE" --queue-bypass || return 1
+            -j NFQUEUE --queue-num "$NETFAULT_QUEUE" --queue-bypass || { netfault_off; return 1; }
     done
 }
 
