@@ -489,6 +489,7 @@ static const struct set_spec {
     {"FMPL_SPLIT_MIN=64KB", "FMPL_SPLIT_MIN=64KB: bytes above which"},
     {"FMPL_PROGRESS_THREAD=yes", "FMPL_PROGRESS_THREAD=yes: 0 (never) or 1"},
     {"FMPL_VERBOSE=2", "FMPL_VERBOSE=2: 0 or 1"},
+    {"FMPL_COLL=mpi", "FMPL_COLL=mpi: fmpl (FMPL's own choices) or paper"},
     {"FMPL_TRANSPORT=shm FMPL_SHM_EAGER=-1", "FMPL_SHM_EAGER=-1: bytes above which"},
     {"FMPL_TRANSPORT=shm FMPL_SHM_EAGER=99999999999999999999", "FMPL_SHM_EAGER=9999"},
     {"FMPL_TRANSPORT=shm FMPL_SHM_FIFO=1M5", "FMPL_SHM_FIFO=1M5: bytes of each FIFO"},

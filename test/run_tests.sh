@@ -181,6 +181,10 @@ scale_quick                 default  600  x:bench/scale_coll           bench/sca
 # sizes around the chunking) and on 37 emulated InfiniBand nodes (the ring)
 bcast_scatter               default  300  x:test/progs/coll_ops          env FMPL_BCAST=scatter bin/fmplrun -n 8 -t 240 test/progs/coll_ops -M 1M -R 20
 ib_bcast_scatter            default  300  x:test/progs/coll_ops          env FMPL_TRANSPORT=ib FMPL_BCAST=scatter bin/fmplrun -n 37 -t 240 test/progs/coll_ops -M 20000 -R 0 -c w -A 0
+# the broadcast and allgather of the hybrid paper (FMPL_COLL=paper): every collective checked on
+# shm (8 ranks, every root) and on emulated HA-PACS/TCA, 8 nodes in two sub-clusters, on GPU memory
+coll_paper                  default  300  x:test/progs/coll_ops          env FMPL_COLL=paper bin/fmplrun -n 8 -t 240 test/progs/coll_ops -M 1M -R 20
+tca_coll_paper              default  300  x:test/progs/coll_ops          env FMPL_COLL=paper FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0 FMPL_TCA_MV2=qpi bin/fmplrun -n 8 -t 240 test/progs/coll_ops -M 256K -R 20
 tsan_test                   default  600  -                             sh test/sanitizer_test.sh thread
 asan_test                   default  600  -                             sh test/sanitizer_test.sh address
 fuzz_test                   default  600  -                             env FUZZ_SECONDS=8 sh test/fuzz_test.sh

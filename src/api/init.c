@@ -37,9 +37,10 @@ static double launcher_poll;
 static int read_settings(void)
 {
     static const char *const bcast_names[] = { "auto", "tree", "scatter", NULL };
+    static const char *const coll_names[] = { "fmpl", "paper", NULL };
     long inline_max, early, comms, halos;
     uint64_t split_min;
-    int verbose = 0, bcast = 0;
+    int verbose = 0, bcast = 0, paper = 0;
     int rc = fmpl_env_bool("FMPL_VERBOSE", 0, "0 or 1 (1: say what FMPL chose and why)",
                            &verbose);
     fmpl_log_set_verbose(verbose);
@@ -74,9 +75,13 @@ static int read_settings(void)
     rc = rc ? rc : fmpl_env_choice("FMPL_BCAST", bcast_names, FMPL_BCAST_AUTO,
                                    "auto, tree (the binomial tree at every size) or "
                                    "scatter (scatter + allgather for large messages)", &bcast);
+    rc = rc ? rc : fmpl_env_choice("FMPL_COLL", coll_names, 0,
+                                   "fmpl (FMPL's own choices) or paper (the hybrid paper's "
+                                   "broadcast and allgather)", &paper);
     if (rc != FMPL_SUCCESS)
         return rc;
     fmpl_coll_g.bcast_alg = bcast;
+    fmpl_coll_g.paper = paper;
     fmpl_g.split_min = split_min ? split_min : UINT64_MAX;   /* 0 turns splitting off */
     fmpl_g.inline_max = (unsigned)inline_max;
     fmpl_g.early = (int)early;

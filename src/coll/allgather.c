@@ -15,6 +15,9 @@
  * against 795 us ring; 4 members, 1 MiB: 682 against 765).  Blocks of
  * different sizes (allgatherv) go by signals or by the ring: doubling's
  * ranges of blocks are not contiguous in the user's layout.
+ * FMPL_COLL=paper: recursive doubling at every size (Odajima et al. 2015,
+ * 5.5, Fig. 8), the partner nearest first, so that with two sub-clusters
+ * only the last, largest step crosses them.
  */
 #include <string.h>
 
@@ -103,6 +106,8 @@ int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size)
     fmpl_blocks_t b = { recvbuf, size, NULL, NULL };
     if (n == 1 || size == 0)
         return FMPL_SUCCESS;
+    if (fmpl_coll_g.paper)
+        return (n & (n - 1)) == 0 ? doubling(c, recvbuf, size) : ring(c, &b);
     if (n <= ALLGATHER_DIRECT_N && fmpl_fanout_ok(c) && fmpl_sig_fits(c, size))
         return direct(c, &b);
     if ((n & (n - 1)) == 0 && (size * (size_t)n < ALLGATHER_RING ||

@@ -21,6 +21,12 @@
  * 1.3-1.5 ms, the pipelined one 0.7 ms (bench/bcast).  FMPL_BCAST=tree
  * keeps the tree at every size (the papers' algorithm), =scatter takes
  * scatter + allgather for every message past the signals.
+ *
+ * FMPL_COLL=paper: the hybrid paper's broadcast (Odajima et al. 2015,
+ * 5.4, Fig. 7) - the binomial tree of log2 n steps whose first step
+ * halves the communicator (across sub-clusters when there are two), each
+ * step the whole message, one after the other; no leaders, no segments,
+ * no scatter.
  */
 #include "coll/coll.h"
 #include "p2p/progress.h"
@@ -85,7 +91,7 @@ static int post_seg(fmpl_comm_rec_t *c, uint8_t *b, size_t size, size_t seg, siz
  * CPU copies, and waiting keeps it from the next copy (8 ranks, 16 KiB
  * 23 -> 27 us, bench/bcast).
  */
-static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
+static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root, int whole)
 {
     int n = c->size, vr = (c->rank - root + n) % n, parent = -1, child[32], nch = 0, mask;
     for (mask = 1; mask < n; mask <<= 1)
@@ -97,7 +103,7 @@ static int binomial(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         if (vr + mask < n)
             child[nch++] = (vr + mask + root) % n;
     uint8_t *b = buf;
-    size_t seg = size > BCAST_LARGE ? BCAST_SEG : size, nseg = (size + seg - 1) / seg;
+    size_t seg = size > BCAST_LARGE && !whole ? BCAST_SEG : size, nseg = (size + seg - 1) / seg;
     fmpl_request_t in[2], out[2][32];
     for (int k = 0; k < 2; k++) {
         in[k] = (fmpl_request_t){ .kind = FMPL_REQ_NONE };
@@ -221,6 +227,9 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
 {
     if (c->size == 1 || size == 0)
         return FMPL_SUCCESS;
+    if (fmpl_coll_g.paper)         /* the paper's: the tree, the whole message a step */
+        return fmpl_sig_fits(c, size) ? by_signals(c, buf, size, root)
+                                      : binomial(c, buf, size, root, 1);
     fmpl_hier_t *h = fmpl_hier_of(c);
     if (h)
         return fmpl_hier_bcast(c, h, buf, size, root);
@@ -240,7 +249,7 @@ int fmpl_coll_bcast(fmpl_comm_rec_t *c, void *buf, size_t size, int root)
         return by_signals(c, buf, size, root);
     if (scatter_wins(c, size))
         return scatter_allgather(c, buf, size, root);
-    return binomial(c, buf, size, root);
+    return binomial(c, buf, size, root, 0);
 }
 
 int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm_t comm)

@@ -51,6 +51,8 @@ enum { FMPL_CI_SIG = 0, FMPL_CI_A = 1, FMPL_CI_B = 2, FMPL_CI_FLOW = 3, FMPL_CI_
 typedef struct fmpl_coll_state {
     int max_comms, max_halos;
     int bcast_alg;                 /* FMPL_BCAST: FMPL_BCAST_AUTO, _TREE, _SCATTER */
+    int paper;                     /* FMPL_COLL=paper: the hybrid paper's broadcast and
+                                      allgather (bcast.c, allgather.c) */
 } fmpl_coll_state_t;
 extern fmpl_coll_state_t fmpl_coll_g;
 
