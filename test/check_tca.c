@@ -23,10 +23,15 @@
  *   figure       bench/latency, PEACH2 alone against InfiniBand alone: the
  *                hybrid paper's Fig. 4 - PEACH2 faster up to 512 KB,
  *                InfiniBand from 1 MB (modeled times: exact, not timed)
- *   settings     bad FMPL_TCA_SUBCLUSTER, _ROUTE, _SWITCH_BYTES, _IB_*
+ *   gpu          bench/latency over InfiniBand from GPU memory
+ *                (FMPL_TCA_MV2=gdr, qpi): each size pays exactly what
+ *                MVAPICH2-GDR's protocol for it adds
+ *   settings     bad FMPL_TCA_SUBCLUSTER, _ROUTE, _SWITCH_BYTES, _IB_*, _MV2*
  *                values: fmpl_init fails with a message naming the
  *                setting, nobody hangs
  */
+#include <math.h>
+
 #include "fmpl.h"
 #include "testlib.h"
 
@@ -189,11 +194,10 @@ END_TEST
 
 /* examples/himeno on 4 ranks (2 x 2, 16 x 16 x 18 updated points each)
  * with every sweep modeled at `gflops`: its time per iteration (us) */
-static double himeno_us(double gflops)
+static double himeno_env_us(const char *env, double gflops)
 {
     job_t j;
-    char g[32], desc[256];
-    const char *env = "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_CPU_SCALE=0";
+    char g[32], desc[512];
     snprintf(g, sizeof g, "%g", gflops);
     snprintf(desc, sizeof desc, "%s fmplrun -n 4 examples/himeno -x 34 -y 34 -z 20 -n 10 -g %s",
              env, g);
@@ -208,6 +212,11 @@ static double himeno_us(double gflops)
     double us = atof(l + strlen("us_per_iter "));
     job_free(&j);
     return us;
+}
+
+static double himeno_us(double gflops)
+{
+    return himeno_env_us("FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_CPU_SCALE=0", gflops);
 }
 
 START_TEST(test_compute)
@@ -256,6 +265,54 @@ START_TEST(test_figure)
 }
 END_TEST
 
+/* MVAPICH2-GDR's protocols on GPU memory (FMPL_TCA_MV2, ib_gpu_model.c), seen in
+ * FMPL's own ping-pong over InfiniBand alone: what each message costs more
+ * than from host memory, by its size - a slow first GPUDirect read up to
+ * 8 KiB, through QPI at 290 MB/s as well; a copy to host memory (both
+ * ends across QPI) up to 256 KiB; nothing above (the pipeline).  Modeled
+ * times: exact to the 0.01 us bench/latency prints. */
+START_TEST(test_gpu)
+{
+    static char host[8192], gdr[8192], qpi[8192];
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib " EXACT, "1M", "0.1", host, sizeof host);
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib FMPL_TCA_MV2=gdr " EXACT, "1M", "0.1", gdr,
+                 sizeof gdr);
+    latency_rows("FMPL_TRANSPORT=tca FMPL_TCA_ROUTE=ib FMPL_TCA_MV2=qpi " EXACT, "1M", "0.1", qpi,
+                 sizeof qpi);
+    /* the defaults: GDR_NS 1000, QPI_MBPS 290, COPY_NS 8000, COPY_MBPS
+     * 6000; the link's FMPL_TCA_IB_LINK_MBPS 3380 */
+    const struct { long size; double gdr, qpi; } want[] = {
+        {4096, 1.0, 1.0 + 4096.0 / 290 - 4096.0 / 3380},
+        {8192, 1.0, 1.0 + 8192.0 / 290 - 8192.0 / 3380},
+        {16384, 8.0 + 16384.0 / 6000, 2 * (8.0 + 16384.0 / 6000)},
+        {262144, 8.0 + 262144.0 / 6000, 2 * (8.0 + 262144.0 / 6000)},
+        {524288, 0, 0},
+        {1048576, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        double h = row_us(host, want[i].size), g = row_us(gdr, want[i].size),
+               q = row_us(qpi, want[i].size);
+        ck_assert_msg(h > 0 && g > 0 && q > 0, "no row for %ld bytes", want[i].size);
+        ck_assert_msg(fabs(g - h - want[i].gdr) < 0.02 && fabs(q - h - want[i].qpi) < 0.02,
+                      "%ld bytes: host memory %.2f us, gdr %.2f (+%.2f, want +%.2f), qpi %.2f "
+                      "(+%.2f, want +%.2f)", want[i].size, h, g, g - h, want[i].gdr, q, q - h,
+                      want[i].qpi);
+    }
+    /* InfiniBand alone packs Himeno's block-stride faces (y), here with a
+     * GPU kernel each (5 us): on 2 x 2 ranks each has one y neighbour, a
+     * pack and an unpack an iteration, the unpack partly beside the other
+     * faces' transfers - between one and two kernels more */
+    const char *ib = "FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_CPU_SCALE=0 "
+                     "FMPL_TCA_ROUTE=ib FMPL_TCA_MV2=gdr";
+    char env[256];
+    snprintf(env, sizeof env, "%s FMPL_TCA_MV2_PACK_NS=0", ib);
+    double kern = himeno_env_us(ib, 10), none = himeno_env_us(env, 10);
+    ck_assert_msg(kern - none >= 5.0 - 0.01 && kern - none <= 10.0 + 0.01,
+                  "himeno over InfiniBand: %.2f us an iteration with 5 us pack kernels, %.2f "
+                  "without: want 5 to 10 us apart", kern, none);
+}
+END_TEST
+
 /* ---- settings ------------------------------------------------------------------ */
 
 static const struct set_spec {
@@ -269,6 +326,9 @@ static const struct set_spec {
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_MTU=64", "FMPL_TCA_IB_MTU=64: not a number >= 256"},
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_SWITCH_NS=x", "FMPL_TCA_IB_SWITCH_NS=x: not a number"},
     {2, "FMPL_TRANSPORT=tca FMPL_TCA_IB_HOPS=-2", "FMPL_TCA_IB_HOPS=-2: near peers"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_MV2=gpu", "FMPL_TCA_MV2=gpu: off (host memory)"},
+    {2, "FMPL_TRANSPORT=tca FMPL_TCA_MV2=gdr FMPL_TCA_MV2_COPY_NS=-5",
+     "FMPL_TCA_MV2_COPY_NS=-5: not a number >= 0"},
 };
 
 START_TEST(test_settings)
@@ -293,6 +353,7 @@ static Suite *tca_suite(void)
     ADD(determinism, 1)
     ADD(compute, 1)
     ADD(figure, 1)
+    ADD(gpu, 1)
     return s;
 }
 

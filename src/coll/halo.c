@@ -252,7 +252,7 @@ static int try_send(struct fmpl_halo *h, fmpl_face_t *f)
     /* contiguous faces are bulk transfers to several peers at once */
     if (f->kind == FMPL_HALO_STRIDE) {
         fmpl_shape_pack(f->pack, h->array, &f->src);
-        fmpl_tl_work(tl, FMPL_TL_WORK_COPY, fmpl_shape_bytes(&f->src));
+        fmpl_tl_work(tl, FMPL_TL_WORK_PACK, fmpl_shape_bytes(&f->src));
         rc = fmpl_tl_put(tl, f->peer, f->pack, fmpl_shape_bytes(&f->src), &f->key, f->land_off,
                          FMPL_TL_PUT_FACE, &h->comp);
     } else if (f->src.nlev == 0) {
@@ -286,7 +286,7 @@ static int try_recv(struct fmpl_halo *h, fmpl_face_t *f)
         return 0;
     if (f->kind == FMPL_HALO_STRIDE) {
         fmpl_shape_unpack(h->array, h->landing + f->land_off, &f->dst);
-        fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_COPY, fmpl_shape_bytes(&f->dst));
+        fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_PACK, fmpl_shape_bytes(&f->dst));
     }
     return 1;
 }

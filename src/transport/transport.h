@@ -208,8 +208,11 @@ typedef struct fmpl_tl_xfer {
 enum { FMPL_TL_WORK_COPY = 1,      /* amount bytes copied by the CPU (spill, pack) */
        FMPL_TL_WORK_OP = 2,        /* amount bytes combined by a reduction */
        FMPL_TL_WORK_RECV = 3,      /* a receive saw its completion and ends */
-       FMPL_TL_WORK_NS = 4 };      /* amount ns of the emulated CPU: a model of
+       FMPL_TL_WORK_NS = 4,        /* amount ns of the emulated CPU: a model of
                                       another library's software (bench/sr8000) */
+       FMPL_TL_WORK_PACK = 5 };    /* amount bytes of a face packed or unpacked
+                                      where the data lives (a CPU copy, or a GPU
+                                      kernel on emulated HA-PACS/TCA) */
 
 /*
  * A transport that emulates another machine (tcw) keeps that machine's

@@ -65,6 +65,10 @@ static void clk_work(fmpl_tl_t *tl, int kind, size_t amount)
     double ns = 0;
     switch (kind) {
     case FMPL_TL_WORK_COPY: ns = (double)amount * 1e3 / et->cost.copy_mbps; break;
+    case FMPL_TL_WORK_PACK:
+        ns = et->cost.pack_mbps > 0 ? et->cost.pack_ns + (double)amount * 1e3 / et->cost.pack_mbps
+                                    : (double)amount * 1e3 / et->cost.copy_mbps;
+        break;
     case FMPL_TL_WORK_OP:   ns = (double)amount * 1e3 / et->cost.op_mbps; break;
     case FMPL_TL_WORK_RECV: ns = et->cost.recv_done_ns; break;
     case FMPL_TL_WORK_NS:   ns = (double)amount; break;

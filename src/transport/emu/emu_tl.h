@@ -24,6 +24,8 @@ typedef struct fmpl_emu_costs {
     double call_ns;                /* an FMPL call's own start */
     double recv_done_ns;           /* a receive seeing its flag and ending */
     double copy_mbps, op_mbps;     /* a CPU copy; combining a reduction */
+    double pack_ns, pack_mbps;     /* packing a face where the data lives (a GPU
+                                      kernel: tca); pack_mbps 0: a CPU copy */
 } fmpl_emu_costs_t;
 
 typedef struct fmpl_emu_tl {

@@ -37,6 +37,21 @@ typedef struct ib_model {
     double post_ns, wqe_ns, hca_ns, wr_ns, switch_ns, mem_ns, ack_ns;
 } ib_model_t;
 
+/* ib_gpu_model.c: MVAPICH2-GDR's protocols with buffers in GPU memory (tca:
+ * FMPL_TCA_MV2, FMPL_TCA_MV2_<NAME>); off: host memory, nothing added */
+enum { FMPL_IB_GPU_OFF, FMPL_IB_GPU_GDR, FMPL_IB_GPU_QPI };
+typedef struct ib_gpu_model {
+    int mode;                      /* FMPL_IB_GPU_* */
+    double gdr_limit, stage_limit, qpi_limit, qpi_mbps, gdr_ns, copy_ns, copy_mbps;
+    double pack_ns, pack_mbps;     /* a GPU kernel packing a face */
+} ib_gpu_model_t;
+int  fmpl_ib_gpu_read(ib_gpu_model_t *g, const char *prefix);
+void fmpl_ib_gpu_log(const ib_gpu_model_t *g, const char *prefix);
+const char *fmpl_ib_gpu_name(const ib_gpu_model_t *g);
+/* what a write of len bytes costs more: the sender's CPU, the HCA's start */
+void fmpl_ib_gpu_cost(const ib_gpu_model_t *g, double link_mbps, double len, double *cpu_ns,
+                      double *hca_ns);
+
 /* ib_model.c: <prefix><NAME>, FMPL_TCA_IB_ inside tca, FMPL_IB_ alone */
 int  fmpl_ib_model_read(ib_model_t *m, int on, const char *prefix);
 void fmpl_ib_model_log(const ib_model_t *m, const char *prefix);
@@ -59,6 +74,7 @@ double fmpl_ib_lookahead(const ib_model_t *m);
 typedef struct fmpl_ib {
     fmpl_emu_tl_t *et;             /* first: the machine this network is part of */
     ib_model_t m;
+    ib_gpu_model_t gpu;            /* zero (off) but inside tca */
     ib_topo_t topo;
     int link0, chan0;              /* our links and channels in the machine */
     fmpl_emu_path_t *route;        /* [size] */

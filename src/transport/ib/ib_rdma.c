@@ -24,6 +24,8 @@
  *    while writes to others overlap.
  *  - A write is complete at its source once its ACK is back (ack_ns after
  *    the data is in the responder's memory): the source may then change.
+ *  - With the buffers in GPU memory (tca's FMPL_TCA_MV2), MVAPICH2-GDR's
+ *    copies and slow GPUDirect reads come on top of a put (ib_gpu_model.c).
  */
 #include <string.h>
 
@@ -77,9 +79,11 @@ int fmpl_ib_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
 {
     fmpl_ib_t *t = fmpl_ib_of(tl);
     int wrs = 0;
+    uint64_t total = 0;
     for (int i = 0; i < n; i++) {
         if (!iov[i].len)
             continue;
+        total += iov[i].len;
         uint64_t at = target(t, peer, key, iov[i].roff, iov[i].len);
         if (!at)
             return FMPL_ERR_ARG;
@@ -91,14 +95,16 @@ int fmpl_ib_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n,
     if (!wrs)
         return FMPL_SUCCESS;
     const ib_model_t *m = &t->m;
-    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->post_ns + m->wqe_ns * (wrs - 1)));
+    double cpu_ns, hca_ns;
+    fmpl_ib_gpu_cost(&t->gpu, m->link_mbps, (double)total, &cpu_ns, &hca_ns);
+    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(cpu_ns + m->post_ns + m->wqe_ns * (wrs - 1)));
     t->writes++;
     int k = 0;
     for (int i = 0; i < n; i++) {
         if (!iov[i].len)
             continue;
-        int rc = write_wr(t, tl, peer, iov[i].len, k ? 0 : m->hca_ns, k ? m->wr_ns : 0, NULL,
-                          comp);
+        int rc = write_wr(t, tl, peer, iov[i].len, k ? 0 : m->hca_ns + hca_ns,
+                          k ? m->wr_ns : 0, NULL, comp);
         if (rc != FMPL_SUCCESS)
             return rc;
         k++;
@@ -124,10 +130,14 @@ int fmpl_ib_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blklen,
         return rc;
     /* one write a block, posted as one list */
     const ib_model_t *m = &t->m;
-    fmpl_emu_charge(t->et->emu, fmpl_emu_ps(m->post_ns + m->wqe_ns * (double)(nblk - 1)));
+    double cpu_ns, hca_ns;
+    fmpl_ib_gpu_cost(&t->gpu, m->link_mbps, (double)blklen * (double)nblk, &cpu_ns, &hca_ns);
+    fmpl_emu_charge(t->et->emu,
+                    fmpl_emu_ps(cpu_ns + m->post_ns + m->wqe_ns * (double)(nblk - 1)));
     t->writes++;
     for (size_t b = 0; b < nblk && rc == FMPL_SUCCESS; b++)
-        rc = write_wr(t, tl, peer, blklen, b ? 0 : m->hca_ns, b ? m->wr_ns : 0, NULL, comp);
+        rc = write_wr(t, tl, peer, blklen, b ? 0 : m->hca_ns + hca_ns, b ? m->wr_ns : 0, NULL,
+                      comp);
     return rc;
 }
 

@@ -118,6 +118,8 @@ typedef struct fmpl_p2 {
     fmpl_emu_path_t *route;        /* [ring.S]: the route to each node of ours */
     int *hops;                     /* [ring.S] */
     uint8_t *dma_dirty;            /* [size]: a DMA to it since our last ordered record */
+    double gpu_read_ns;            /* data in GPU memory (tca, FMPL_TCA_MV2): the DMA's
+                                      first read of it costs this more; 0: host memory */
     uint64_t pio_stores, dma_kicks, dma_desc, dma_reg;   /* counters (FMPL_VERBOSE) */
 } fmpl_peach2_t;
 

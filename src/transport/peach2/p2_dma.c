@@ -167,7 +167,7 @@ int fmpl_peach2_put_iov(fmpl_tl_t *tl, int peer, const fmpl_tl_iov_t *iov, int n
                                iov[i].len);
         size_t links = (k + c) / FMPL_PEACH2_DESC_TABLE - k / FMPL_PEACH2_DESC_TABLE;
         double desc = reg ? 0 : m->desc_ns * (double)(c + links);
-        double start = k ? 0 : (reg ? m->reg_start_ns : m->dma_start_ns) + desc;
+        double start = k ? 0 : (reg ? m->reg_start_ns : m->dma_start_ns) + desc + t->gpu_read_ns;
         double gap = k ? desc : 0;
         int rc = kick(t, chan, peer, fmpl_peach2_wire(m, iov[i].len), start, gap, 1, NULL, comp);
         if (rc != FMPL_SUCCESS)
@@ -207,7 +207,8 @@ int fmpl_peach2_put_strided(fmpl_tl_t *tl, int peer, const void *src, size_t blk
     t->dma_dirty[peer] = 1;
     size_t links = ndesc / FMPL_PEACH2_DESC_TABLE;
     return kick(t, chan_dma(tl, peer), peer, (uint64_t)nblk * fmpl_peach2_wire(m, blklen),
-                m->dma_start_ns + m->desc_ns * (double)(ndesc + links), 0, 1, NULL, comp);
+                m->dma_start_ns + m->desc_ns * (double)(ndesc + links) + t->gpu_read_ns, 0, 1,
+                NULL, comp);
 }
 
 int fmpl_peach2_notify(fmpl_tl_t *tl, int peer, int idx, unsigned off, const void *rec,

@@ -235,6 +235,8 @@ static int tca_open(fmpl_tl_t *tl)
     rc = fmpl_peach2_net_open(&t->p2, tl, et, base, nodes);
     if (rc == FMPL_SUCCESS)
         rc = fmpl_ib_net_open(&t->ib, tl, et, t->p2.m.on, p2_links, p2_chans, "FMPL_TCA_IB_");
+    if (rc == FMPL_SUCCESS)
+        rc = fmpl_ib_gpu_read(&t->ib.gpu, "FMPL_TCA_MV2_");
     int nlinks = p2_links + tl->size * FMPL_IB_LINKS_PER_NODE;
     fmpl_emu_time_t *ps = calloc((size_t)nlinks, sizeof *ps);
     if (rc == FMPL_SUCCESS && !ps)
@@ -251,6 +253,15 @@ static int tca_open(fmpl_tl_t *tl)
         ps[l] = (fmpl_emu_time_t)(1e6 / m->link_mbps + 0.5);
     fmpl_ib_link_ps(&t->ib, tl->size, ps);
     fmpl_peach2_costs(m, &et->cost);
+    if (t->ib.gpu.mode != FMPL_IB_GPU_OFF) {
+        /* the data in GPU memory: kernels pack it; PEACH2 reads it by DMA
+         * (the CPU cannot store it by PIO), its first read as slow as the
+         * HCA's; the records stay in host memory */
+        et->cost.pack_ns = t->ib.gpu.pack_ns;
+        et->cost.pack_mbps = t->ib.gpu.pack_mbps;
+        t->p2.m.pio_max_bytes = 0;
+        t->p2.gpu_read_ns = t->ib.gpu.gdr_ns;
+    }
     double la = fmpl_peach2_lookahead(m), la_ib = fmpl_ib_lookahead(&t->ib.m);
     la = la_ib < la ? la_ib : la;
     if (m->on && la <= 0) {
@@ -262,6 +273,7 @@ static int tca_open(fmpl_tl_t *tl)
     const double knobs[5] = { S, t->policy, t->ib_hops, t->switch_bytes, t->near_bytes };
     uint64_t sig = fmpl_emu_digest(0, m, sizeof *m);
     sig = fmpl_emu_digest(sig, &t->ib.m, sizeof t->ib.m);
+    sig = fmpl_emu_digest(sig, &t->ib.gpu, sizeof t->ib.gpu);
     sig = fmpl_emu_digest(sig, knobs, sizeof knobs);
     fmpl_emu_config_t cfg = {
         .name = "tca", .model = m->on,
@@ -318,6 +330,7 @@ static int tca_open(fmpl_tl_t *tl)
                   t->near_bytes);
     fmpl_peach2_model_log(m);
     fmpl_ib_model_log(&t->ib.m, "FMPL_TCA_IB_");
+    fmpl_ib_gpu_log(&t->ib.gpu, "FMPL_TCA_MV2_");
     return FMPL_SUCCESS;
 }
 
