@@ -1,8 +1,8 @@
 /*
  * bench/tca_coll - the hybrid paper's collective measurements (Odajima et
  * al. 2015, 6.2-6.3) on emulated HA-PACS/TCA: run with FMPL_TRANSPORT=tca,
- * once with FMPL_TCA_ROUTE=hybrid and once with FMPL_TCA_ROUTE=ib
- * (bench/tca does).
+ * once for each way bench/tca compares (the paper's hybrid, its
+ * MVAPICH2-GDR baseline, FMPL's own).
  *
  *   fmplrun -n N bench/tca_coll [-m MAXSIZE] [-r REPS]
  *
