@@ -97,6 +97,14 @@ static const struct route_spec {
      {SOME, NONE, SOME, NONE}, {SOME, NONE, SOME, NONE}},
     {4, TCA " FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0", "coll_ops", {"-s", "3", NULL},
      {SOME, NONE, SOME, NONE}, {NONE, NONE, NONE, NONE}},
+    /* every near peer 1 hop away or more on InfiniBand: from host memory
+     * the writes go there, from a GPU across QPI (FMPL_TCA_MV2=qpi) they
+     * stay on PEACH2, whose hop costs less than MVAPICH2-GDR's protocol;
+     * the bare records still follow the hops */
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_IB_HOPS=1", "pingpong", {"-m", "65536", NULL},
+     {NONE, NONE, NONE, NONE}, {SOME, NONE, SOME, NONE}},
+    {2, TCA " FMPL_TCA_SUBCLUSTER=2 FMPL_TCA_IB_HOPS=1 FMPL_TCA_MV2=qpi", "pingpong",
+     {"-m", "65536", NULL}, {SOME, NONE, SOME, NONE}, {NONE, NONE, SOME, NONE}},
     /* 16 nodes in two sub-clusters of 8: every collective, and a 4 x 4
      * halo exchange, right over both networks */
     {16, TCA " FMPL_TCA_SUBCLUSTER=8", "coll_ops", {"-s", "3", NULL},

@@ -32,7 +32,10 @@
  *                        except for block-stride puts and for records
  *                        and writes up to FMPL_TCA_NEAR_BYTES sent
  *                        several at once (the suggestion of Odajima et
- *                        al. 2015, 6.2; choose() says why);
+ *                        al. 2015, 6.2; choose() says why); from GPU
+ *                        memory (FMPL_TCA_MV2) a write stays on PEACH2
+ *                        while what MVAPICH2-GDR's protocol would add on
+ *                        InfiniBand costs more than the hops;
  *      peach2            everything on PEACH2 (TCA only inside);
  *      ib                everything on InfiniBand (MPI over InfiniBand).
  * Sub-clusters: FMPL_TCA_SUBCLUSTER=S nodes (1-16, default 16): ranks
@@ -98,7 +101,17 @@ static int choose(fmpl_route_t *core, int peer, int op, size_t bytes)
     if (burst && (op == FMPL_ROUTE_RECORD || op == FMPL_ROUTE_PUT) &&
         (double)bytes <= t->near_bytes)
         return FMPL_ROUTE_NEAR;
-    if (t->ib_hops > 0 && t->p2.hops[peer - t->p2.base] >= t->ib_hops)
+    int hops = t->p2.hops[peer - t->p2.base];
+    if (op != FMPL_ROUTE_RECORD && t->ib.gpu.mode != FMPL_IB_GPU_OFF) {
+        /* from GPU memory InfiniBand pays MVAPICH2-GDR's protocol (a QPI
+         * read, copies) and PEACH2 only its hops: 64 bytes across QPI
+         * cost 200 ns more, a hop 350 */
+        double cpu_ns, hca_ns;
+        fmpl_ib_gpu_cost(&t->ib.gpu, t->ib.m.link_mbps, (double)bytes, &cpu_ns, &hca_ns);
+        if (cpu_ns + hca_ns - t->ib.gpu.gdr_ns > (hops - 1) * t->p2.m.hop_ns)
+            return FMPL_ROUTE_NEAR;
+    }
+    if (t->ib_hops > 0 && hops >= t->ib_hops)
         return FMPL_ROUTE_FAR;     /* the hops cost more than the switch */
     if (op == FMPL_ROUTE_RECORD)
         return FMPL_ROUTE_NEAR;
