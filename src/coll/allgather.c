@@ -110,8 +110,11 @@ int fmpl_coll_allgather(fmpl_comm_rec_t *c, void *recvbuf, size_t size)
         return (n & (n - 1)) == 0 ? doubling(c, recvbuf, size) : ring(c, &b);
     if (n <= ALLGATHER_DIRECT_N && fmpl_fanout_ok(c) && fmpl_sig_fits(c, size))
         return direct(c, &b);
+    /* blocks a write pays a protocol for (tl->seg_min) go in doubling's
+     * log2 n larger writes, not the ring's n - 1 */
     if ((n & (n - 1)) == 0 && (size * (size_t)n < ALLGATHER_RING ||
-                               size < ALLGATHER_RING_BLOCK || one_host(c)))
+                               size < ALLGATHER_RING_BLOCK || size < fmpl_g.tl.seg_min ||
+                               one_host(c)))
         return doubling(c, recvbuf, size);
     return ring(c, &b);
 }

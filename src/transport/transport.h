@@ -358,6 +358,11 @@ struct fmpl_tl {
      * half each (p2p.h) unless FMPL_SPLIT_MIN says; 0: FMPL_SPLIT_MIN's
      * default, UINT64_MAX: never (shm, which streams instead). */
     uint64_t split_min;
+    /* Set by open: the least size a collective should cut a large
+     * message into, 0: its own choice.  Where a write pays a protocol by
+     * its size (emulated GPU memory: copies up to 256 KiB, none above)
+     * small segments pay it each. */
+    uint64_t seg_min;
     /* Set by open where the transport knows them, 0 otherwise (the layers
      * above then choose as on shared memory): what one small message to
      * one more peer keeps the sender busy (its CPU, its NIC, a kick that

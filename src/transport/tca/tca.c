@@ -274,6 +274,7 @@ static int tca_open(fmpl_tl_t *tl)
         et->cost.pack_mbps = t->ib.gpu.pack_mbps;
         t->p2.m.pio_max_bytes = 0;
         t->p2.gpu_read_ns = t->ib.gpu.gdr_ns;
+        tl->seg_min = (uint64_t)t->ib.gpu.stage_limit + 1;   /* past the copies */
     }
     double la = fmpl_peach2_lookahead(m), la_ib = fmpl_ib_lookahead(&t->ib.m);
     la = la_ib < la ? la_ib : la;
