@@ -47,7 +47,6 @@ typedef struct ib_gpu_model {
 } ib_gpu_model_t;
 int  fmpl_ib_gpu_read(ib_gpu_model_t *g, const char *prefix);
 void fmpl_ib_gpu_log(const ib_gpu_model_t *g, const char *prefix);
-const char *fmpl_ib_gpu_name(const ib_gpu_model_t *g);
 /* what a write of len bytes costs more: the sender's CPU, the HCA's start */
 void fmpl_ib_gpu_cost(const ib_gpu_model_t *g, double link_mbps, double len, double *cpu_ns,
                       double *hca_ns);

@@ -85,8 +85,6 @@ void fmpl_ib_gpu_log(const ib_gpu_model_t *g, const char *prefix)
         fmpl_emu_params_log(mode_name[g->mode], prefix, params, NPARAMS, g, 1);
 }
 
-const char *fmpl_ib_gpu_name(const ib_gpu_model_t *g) { return mode_name[g->mode]; }
-
 static double ns_of(double bytes, double mbps) { return bytes * 1e3 / mbps; }
 
 void fmpl_ib_gpu_cost(const ib_gpu_model_t *g, double link_mbps, double len, double *cpu_ns,
