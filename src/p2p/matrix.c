@@ -270,7 +270,7 @@ static int mx_try(mx_op_t *o)
         if (fmpl_tl_comp_pending(&o->comp))
             return 0;
         if (o->status == FMPL_SUCCESS && o->comp.status != FMPL_SUCCESS)
-            o->status = o->comp.status;   /* a put failed on its way */
+            o->status = fmpl_put_status(o->peer, o->comp.status);   /* failed on its way */
         return 1;
     }
     volatile uint8_t *line = fmpl_tl_mbox_in(&fmpl_g.tl, o->peer, o->idx);

@@ -85,15 +85,31 @@ void fmpl_wait_init(fmpl_wait_t *w, int peer)
     w->deadline = -1;
 }
 
-int fmpl_check_peer(int peer)
+/* The job's failure, named: the launcher's word first (a peer that left
+ * after seeing the first failure is not that failure), else `peer` if
+ * `failed` says so. */
+static int job_failure(int peer, int failed)
 {
     int dead = fmpl_g.boot.ops->dead_rank(&fmpl_g.boot);
-    if (dead < 0 && peer >= 0 && peer != fmpl_g.boot.rank &&
-        !fmpl_tl_peer_ok(&fmpl_g.tl, peer)) {
+    if (dead < 0 && failed) {
         dead = peer;
         fmpl_boot_blame(&fmpl_g.boot, peer, 1);
     }
     return dead < 0 ? FMPL_SUCCESS : fmpl_tl_peer_failed(&fmpl_g.tl, dead);
+}
+
+int fmpl_check_peer(int peer)
+{
+    return job_failure(peer, peer >= 0 && peer != fmpl_g.boot.rank &&
+                                 !fmpl_tl_peer_ok(&fmpl_g.tl, peer));
+}
+
+int fmpl_put_status(int peer, int status)
+{
+    if (status != FMPL_ERR_PEER || peer < 0 || peer == fmpl_g.boot.rank)
+        return status;
+    int rc = job_failure(peer, 1);
+    return rc != FMPL_SUCCESS ? rc : status;
 }
 
 /* By time, not by a count of calls: on a loaded machine each call may

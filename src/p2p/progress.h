@@ -37,6 +37,11 @@ void fmpl_wait_init(fmpl_wait_t *w, int peer);
 static inline void fmpl_wait_deadline(fmpl_wait_t *w, double t) { w->deadline = t; }
 int  fmpl_wait_idle(fmpl_wait_t *w);
 int  fmpl_check_peer(int peer);
+/* The status of a put to `peer` that completed: a broken connection
+ * (FMPL_ERR_PEER) names that peer as the job's failure unless the
+ * launcher knows another (a transport's error completion of a write may
+ * not say whose it was; the caller knows). */
+int  fmpl_put_status(int peer, int status);
 /* fmpl_check_peer for a test loop (fmpl_test on a request not done): at
  * most once every FMPL_TL_WAIT_PERIOD of such calls, FMPL_SUCCESS between */
 int  fmpl_test_check_peer(int peer);

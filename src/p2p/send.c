@@ -428,7 +428,7 @@ int fmpl_p2p_send_try(fmpl_request_t *req)
     /* a put that failed on its way (the receiver's key was refused, the
      * connection broke) fails the send */
     if (req->status == FMPL_SUCCESS && comp->status != FMPL_SUCCESS)
-        req->status = comp->status;
+        req->status = fmpl_put_status(req->peer, comp->status);
     fmpl_req_dereg(req);
     send_finish(req);
     return 1;
