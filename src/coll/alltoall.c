@@ -11,7 +11,9 @@
  * member waits for one that is busy with another, and the receive headers
  * of a window are out before its sends look for them.  A zero-copy write
  * per block, no staging; the window bounds the requests (and matching
- * lines) a member has in flight among thousands of ranks.
+ * lines) a member has in flight among thousands of ranks.  A member's own
+ * block is copied once its first window (or its signals) is on the way,
+ * beside the transfers rather than before them.
  */
 #include <stdint.h>
 #include <string.h>
@@ -24,7 +26,20 @@
 /* up to this many members small blocks go straight to everybody */
 #define ALLTOALL_DIRECT_N 16
 
-static int direct(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r)
+/* Our own block: a copy, truncated as a message would be. */
+static int self_copy(int me, const fmpl_blocks_t *s, const fmpl_blocks_t *r)
+{
+    size_t len = fmpl_block_len(s, me), room = fmpl_block_len(r, me);
+    int rc = len > room ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
+    if (len > room)
+        len = room;
+    if (len && fmpl_block_at(r, me) != fmpl_block_at(s, me))
+        fmpl_coll_copy(fmpl_block_at(r, me), fmpl_block_at(s, me), len);
+    return rc;
+}
+
+static int direct(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r,
+                  int *self)
 {
     int n = c->size, rc = FMPL_SUCCESS;
     fmpl_tl_comp_t comp = { 0, FMPL_SUCCESS };
@@ -33,6 +48,7 @@ static int direct(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_
         rc = fmpl_sig_post(c, FMPL_SIG_SYNC, peer, fmpl_block_at(s, peer),
                            (unsigned)fmpl_block_len(s, peer), &comp);
     }
+    *self = self_copy(c->rank, s, r);   /* while the signals travel */
     int wrc = fmpl_wait_comp(&comp, -1);
     if (rc == FMPL_SUCCESS)
         rc = wrc;
@@ -44,7 +60,8 @@ static int direct(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_
     return rc;
 }
 
-static int pairwise(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r)
+static int pairwise(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r,
+                    int *self)
 {
     int n = c->size, rc = FMPL_SUCCESS;
     fmpl_request_t q[2 * WINDOW];
@@ -68,6 +85,8 @@ static int pairwise(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_block
                 fmpl_p2p_send_queue(x);
             }
         }
+        if (first == 1)            /* while the first window's blocks travel */
+            *self = self_copy(c->rank, s, r);
         int wrc = fmpl_p2p_waitall_raw(q, nq);
         if (rc == FMPL_SUCCESS)
             rc = wrc;
@@ -75,31 +94,18 @@ static int pairwise(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_block
     return rc;
 }
 
-/* Our own block: a copy, truncated as a message would be. */
-static int self_copy(int me, const fmpl_blocks_t *s, const fmpl_blocks_t *r)
-{
-    size_t len = fmpl_block_len(s, me), room = fmpl_block_len(r, me);
-    int rc = len > room ? FMPL_ERR_TRUNCATE : FMPL_SUCCESS;
-    if (len > room)
-        len = room;
-    if (len && fmpl_block_at(r, me) != fmpl_block_at(s, me))
-        fmpl_coll_copy(fmpl_block_at(r, me), fmpl_block_at(s, me), len);
-    return rc;
-}
-
 int fmpl_coll_alltoall(fmpl_comm_rec_t *c, const fmpl_blocks_t *s, const fmpl_blocks_t *r)
 {
-    int rc = self_copy(c->rank, s, r);
     if (c->size == 1)
-        return rc;
+        return self_copy(c->rank, s, r);
     /* the direct path only for equal blocks: every member must take the
      * same path, and only alltoall's size is known everywhere */
-    int wrc;
+    int wrc, rc = FMPL_SUCCESS;
     if (!s->sizes && c->size <= ALLTOALL_DIRECT_N && fmpl_fanout_ok(c) &&
         fmpl_sig_fits(c, s->size))
-        wrc = direct(c, s, r);
+        wrc = direct(c, s, r, &rc);
     else
-        wrc = pairwise(c, s, r);
+        wrc = pairwise(c, s, r, &rc);
     return wrc != FMPL_SUCCESS ? wrc : rc;
 }
 
