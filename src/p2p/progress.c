@@ -108,8 +108,7 @@ int fmpl_put_status(int peer, int status)
 {
     if (status != FMPL_ERR_PEER || peer < 0 || peer == fmpl_g.boot.rank)
         return status;
-    int rc = job_failure(peer, 1);
-    return rc != FMPL_SUCCESS ? rc : status;
+    return job_failure(peer, 1);   /* names a failure: FMPL_ERR_PEER */
 }
 
 /* By time, not by a count of calls: on a loaded machine each call may
