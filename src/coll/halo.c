@@ -361,6 +361,25 @@ static int start(struct fmpl_halo *h)
     return rc < 0 ? rc : FMPL_SUCCESS;
 }
 
+/* The status of the exchange's puts, which share one completion: a
+ * broken connection does not say to which neighbour, so name the job's
+ * failure as a lone put would (fmpl_put_status) - the launcher's word, a
+ * neighbour the transport knows is gone, or the one neighbour we send to. */
+static int puts_status(struct fmpl_halo *h, int status)
+{
+    if (status != FMPL_ERR_PEER || h->nsend == 0)
+        return status;
+    int only = h->send[0].peer;
+    for (int i = 0; i < h->nsend; i++) {
+        int rc = fmpl_check_peer(h->send[i].peer);
+        if (rc != FMPL_SUCCESS)
+            return rc;
+        if (h->send[i].peer != only)
+            only = -1;
+    }
+    return fmpl_put_status(only, status);
+}
+
 /* Run the exchange to its end: every shadow filled, and the array the
  * user's again (our puts have left it).  Lock held. */
 static int finish(struct fmpl_halo *h)
@@ -377,8 +396,11 @@ static int finish(struct fmpl_halo *h)
             }
         }
     }
-    if (rc == 1)
+    if (rc == 1) {
         rc = fmpl_wait_comp(&h->comp, -1);
+        if (h->comp.status == FMPL_ERR_PEER)   /* a put failed, not a wait given up */
+            rc = puts_status(h, rc);
+    }
     h->active = 0;
     return rc;
 }
@@ -430,7 +452,7 @@ int fmpl_halo_test(fmpl_halo_t h, int *done)
     *done = 0;
     if (rc == 1 && h->comp.pending == 0) {
         /* through, and our puts have left the array */
-        rc = h->comp.status;
+        rc = puts_status(h, h->comp.status);
         h->active = 0;
         *done = 1;
     } else if (rc < 0) {
