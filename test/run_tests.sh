@@ -84,11 +84,11 @@ ib              -                  FMPL_TRANSPORT=ib FMPL_IB_TOPO=fattree FMPL_I
 # names runs only where its rows say; `*` stands for every other driver
 # (test/check_*.c or a built test/check_*), so a new one runs by default
 # on each transport and, when named, on the other settings.
-# check_launch, check_memmon and what only tcw, peach2 or tca has
+# check_launch, check_memmon, check_peer_index and what only tcw, peach2 or tca has
 # (check_tcw, check_peach2, check_tca) run plain: they set up their jobs.
 CHECKS='
 # variant       tier     drivers
-plain           default  check_blacs check_coll check_errors check_launch check_memmon check_p2p check_peach2 check_tca check_tcw *
+plain           default  check_blacs check_coll check_errors check_launch check_memmon check_p2p check_peach2 check_peer_index check_tca check_tcw *
 # ofi_tcp_check_p2p about 200 s, _coll 230 s, _blacs 60 s (each process
 # loading libfabric spends half a second in libinfinipath start-up); the
 # route_* suites, asan_test, the forgery, fault and soak tests run these

@@ -82,6 +82,7 @@
 #include "transport/dcfa/dcfa_uverbs.h"
 #include "transport/mbox_msg.h"
 #include "transport/memmon.h"
+#include "transport/peer_index.h"
 #include "transport/regcache.h"
 #include "transport/rlock.h"
 #include "transport/ticker.h"
@@ -218,10 +219,7 @@ typedef struct fmpl_dcfa {
     uint8_t rd_atom;               /* RDMA READs in flight per queue pair */
     fmpl_dcfa_peer_t *peer;        /* [size] */
     int nqp;                       /* RC queue pairs created */
-    int *by_qpn;                   /* [qpn_mask + 1] open addressing: our queue
-                                      pair's number -> its peer, -1 empty */
-    uint32_t qpn_mask;
-    int nindexed;
+    fmpl_peer_index_t by_qpn;      /* our RC queue pairs' numbers -> peers */
     fmpl_dcfa_qp_t ud;             /* the connection queue pair */
     uint8_t *ud_buf;               /* [UD_NRX receives + UD_NTX sends][UD_BUF] */
     struct ibv_mr *ud_mr;
@@ -331,8 +329,6 @@ int  fmpl_dcfa_connect(fmpl_dcfa_t *d, int peer);
 /* A datagram received in slot `slot`, or one of ours sent. */
 void fmpl_dcfa_conn_recv(fmpl_dcfa_t *d, int slot, const struct ibv_wc *wc);
 void fmpl_dcfa_conn_sent(fmpl_dcfa_t *d);
-/* The peer whose queue pair (ours) has number qpn, or -1. */
-int  fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn);
 /* Does `peer` have an agent that runs offloaded collectives (its card)? */
 int  fmpl_dcfa_peer_offloads(fmpl_dcfa_t *d, int peer);
 

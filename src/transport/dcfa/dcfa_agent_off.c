@@ -112,7 +112,9 @@ int fmpl_off_agent_qp(fmpl_off_agent_t *o, int peer, struct ibv_qp_cap *cap, uin
                               handle, num, &sq, &rq);
     if (e)
         return e;
-    if ((e = fmpl_rxe_map(o->dev, &sq, &p->sq)) != 0) {
+    if ((e = fmpl_rxe_map(o->dev, &sq, &p->sq)) != 0 ||
+        (e = fmpl_peer_index_add(&o->by_qpn, *num, peer) ? ENOMEM : 0) != 0) {
+        fmpl_rxe_unmap(&p->sq);
         fmpl_uv_destroy(o->dev, IB_USER_VERBS_CMD_DESTROY_QP, *handle);
         return e;
     }
@@ -121,15 +123,6 @@ int fmpl_off_agent_qp(fmpl_off_agent_t *o, int peer, struct ibv_qp_cap *cap, uin
     p->made = 1;
     p->room = (int)cap->max_send_wr;
     return 0;
-}
-
-/* the peer whose queue pair has number qpn, or -1 */
-static int peer_of(const fmpl_off_agent_t *o, uint32_t qpn)
-{
-    for (int r = 0; r < o->size; r++)
-        if (o->peer[r].made && o->peer[r].num == qpn)
-            return r;
-    return -1;
 }
 
 static void fail(fmpl_off_agent_t *o, int i, int peer, int err)
@@ -306,7 +299,7 @@ static void completion(fmpl_off_agent_t *o, const struct ibv_wc *wc)
     if (wc->wr_id & WR_SEND) {
         int i = (int)((wc->wr_id >> 32) & 0xff), k = (int)(uint32_t)wc->wr_id;
         uint32_t gen = (uint32_t)((wc->wr_id >> 40) & 0xffff);
-        int peer = peer_of(o, wc->qp_num);
+        int peer = fmpl_peer_index_find(&o->by_qpn, wc->qp_num);
         if (peer >= 0)
             o->peer[peer].used--;
         fmpl_off_op_t *op = i < FMPL_OFF_SLOTS ? &o->op[i] : NULL;
@@ -326,7 +319,7 @@ static void completion(fmpl_off_agent_t *o, const struct ibv_wc *wc)
         return;
     const uint8_t *buf = (const uint8_t *)o->seg + o->seg->recv_off + (size_t)b * FMPL_OFF_RECV_LEN;
     if (wc->status == IBV_WC_SUCCESS) {
-        int peer = peer_of(o, wc->qp_num);
+        int peer = fmpl_peer_index_find(&o->by_qpn, wc->qp_num);
         if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM || (wc->wc_flags & IBV_WC_WITH_IMM)) {
             uint32_t t = be32toh(wc->imm_data);
             int i = FMPL_OFF_TOKEN_SLOT(t), k = FMPL_OFF_TOKEN_MSG(t);
@@ -430,6 +423,7 @@ void fmpl_off_agent_close(fmpl_off_agent_t *o)
     if (o->seg)
         munmap(o->seg, o->seg_len);
     free(o->peer);
+    fmpl_peer_index_free(&o->by_qpn);
     free(o->st);
     free(o->hdr);
     free(o->unexp);

@@ -59,52 +59,6 @@ typedef struct conn_msg {
     uint32_t oqpn;                 /* its agent's, for offloaded collectives, or 0 */
 } conn_msg_t;
 
-/* ---- the queue-pair-number index ---------------------------------------- */
-
-/* Open addressing on our queue pairs' numbers, grown at half full: which
- * peer a receive came from is one probe or two, not a search. */
-static void index_put(int *t, uint32_t mask, uint32_t qpn, int peer)
-{
-    uint32_t h = qpn * 2654435761u;
-    while (t[h & mask] >= 0)
-        h++;
-    t[h & mask] = peer;
-}
-
-static int index_add(fmpl_dcfa_t *d, uint32_t qpn, int peer)
-{
-    if (2 * (uint32_t)(d->nindexed + 1) > d->qpn_mask + 1) {
-        uint32_t n = d->by_qpn ? 2 * (d->qpn_mask + 1) : 64;
-        int *t = malloc(n * sizeof *t);
-        if (!t)
-            return FMPL_ERR_NOMEM;
-        for (uint32_t i = 0; i < n; i++)
-            t[i] = -1;
-        int *old = d->by_qpn;
-        uint32_t oldn = old ? d->qpn_mask + 1 : 0;
-        d->by_qpn = t;
-        d->qpn_mask = n - 1;
-        for (uint32_t i = 0; i < oldn; i++)
-            if (old[i] >= 0)
-                index_put(t, d->qpn_mask, d->peer[old[i]].qp.num, old[i]);
-        free(old);
-    }
-    index_put(d->by_qpn, d->qpn_mask, qpn, peer);
-    d->nindexed++;
-    return FMPL_SUCCESS;
-}
-
-int fmpl_dcfa_peer_of_qp(const fmpl_dcfa_t *d, uint32_t qpn)
-{
-    if (!d->by_qpn)
-        return -1;
-    for (uint32_t h = qpn * 2654435761u;; h++) {
-        int r = d->by_qpn[h & d->qpn_mask];
-        if (r < 0 || d->peer[r].qp.num == qpn)
-            return r;
-    }
-}
-
 /* ---- cards ---------------------------------------------------------------- */
 
 static int card_of(fmpl_dcfa_t *d, int r)
@@ -174,7 +128,7 @@ static int create_qp(fmpl_dcfa_t *d, int r)
     }
     d->peer[r].qp = qp;
     d->nqp++;
-    rc = index_add(d, qp.num, r);
+    rc = fmpl_peer_index_add(&d->by_qpn, qp.num, r) ? FMPL_ERR_NOMEM : FMPL_SUCCESS;
     /* the agent's beside it, where both ends have an agent that runs
      * offloaded collectives (dcfa_offload.h) */
     if (rc == FMPL_SUCCESS && d->off.on && fmpl_dcfa_peer_offloads(d, r)) {
@@ -427,7 +381,6 @@ void fmpl_dcfa_conn_close(fmpl_dcfa_t *d)
         fmpl_dcfa_dereg_mr(d, d->ud_mr);
     free(d->ud_buf);
     free(d->peer);
-    free(d->by_qpn);
+    fmpl_peer_index_free(&d->by_qpn);
     d->peer = NULL;
-    d->by_qpn = NULL;
 }

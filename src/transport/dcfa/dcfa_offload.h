@@ -129,6 +129,7 @@ typedef struct fmpl_off_hdr {
 /* ---- the agent's engine (dcfa_agent_off.c) ---------------------------- */
 
 #include "transport/dcfa/dcfa_uverbs.h"
+#include "transport/peer_index.h"
 
 typedef struct fmpl_off_peer {
     fmpl_rxe_q_t sq;               /* its queue pair's send queue, mapped here */
@@ -153,6 +154,7 @@ typedef struct fmpl_off_agent {
     fmpl_off_seg_t *seg;
     size_t seg_len;
     fmpl_off_peer_t *peer;         /* [size] */
+    fmpl_peer_index_t by_qpn;      /* the peers' queue pairs' numbers -> peers */
     fmpl_off_op_t op[FMPL_OFF_SLOTS];
     uint8_t *st;                   /* [slots][cap] message states */
     fmpl_off_hdr_t *hdr;           /* [slots][cap] the headers of sends */

@@ -241,7 +241,7 @@ static int progress_locked(fmpl_dcfa_t *d)
             }
             /* an RC queue pair of ours has one peer, known from the
              * connection: its messages may write only its lines */
-            int from = fmpl_dcfa_peer_of_qp(d, wc[i].qp_num);
+            int from = fmpl_peer_index_find(&d->by_qpn, wc[i].qp_num);
             fmpl_mmsg_apply(&d->box, from >= 0 ? from : FMPL_MMSG_FROM_STRANGER,
                             fmpl_dcfa_rx(d, slot), wc[i].byte_len);
             d->repost[d->nrepost++] = slot;
