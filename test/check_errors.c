@@ -7,7 +7,8 @@
  * kill worker: the last rank SIGKILLs itself while the others wait in
  * recv, send or finalize): fmplrun ends non-zero within 10 s, every
  * survivor reports FMPL_ERR_PEER naming the dead rank, no process and no
- * /dev/shm/fmpl* entry of the job remains; FMPL_PEER_TIMEOUT.
+ * /dev/shm/fmpl* entry of the job remains; FMPL_PEER_TIMEOUT; a send
+ * given up leaves its request's memory alone (forget, over libfabric).
  */
 #include <math.h>
 
@@ -273,6 +274,27 @@ START_TEST(test_peer_timeout)
     ck_assert_msg(job_has(&j, "returned FMPL_ERR_PEER"),
                   "no FMPL_ERR_PEER with FMPL_PEER_TIMEOUT=1; output:\n%s", job_tail(&j, 2000));
     ck_assert_msg(j.secs < 10, "took %.1f s with FMPL_PEER_TIMEOUT=1", j.secs);
+    ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
+    job_free(&j);
+}
+END_TEST
+
+/* A send given up on a stopped peer (FMPL_PEER_TIMEOUT) with writes on
+ * their way over libfabric: their completions, which come when the peer
+ * runs on (_i 0) or dies (_i 1), must leave the request's memory alone
+ * (ops->forget; test/progs/forget) */
+START_TEST(test_forget)
+{
+    job_t j;
+    char left[1024];
+    ck_assert_msg(tl_have_prog("forget"), "test/progs/forget is not built");
+    const char *env = "FMPL_TRANSPORT=ofi FI_PROVIDER=tcp FMPL_PEER_TIMEOUT=2";
+    int st = _i ? run_job(&j, 2, env, 90, "forget", "-k", NULL)
+                : run_job(&j, 2, env, 90, "forget", NULL);
+    job_log(&j, _i ? "forget_kill" : "forget_cont");
+    ck_assert_msg(job_has(&j, "OK forget") && !job_has(&j, "FAIL"),
+                  "forget%s over ofi: status %d; output:\n%s", _i ? " -k" : "", st,
+                  job_tail(&j, 2000));
     ck_assert_msg(job_leftovers(&j, 3.0, left, sizeof left) == 0, "leftovers: %s", left);
     job_free(&j);
 }
@@ -550,6 +572,10 @@ static Suite *errors_suite(void)
     tcase_add_test(tc, test_layout_mismatch);
     tcase_add_loop_test(tc, test_death_before_init, 0, 2);
     tcase_add_test(tc, test_exit_without_finalize);
+    /* libfabric's, forced: once, in the plain run */
+    const char *t = getenv("FMPL_TRANSPORT");
+    if (!t || !*t || strcmp(t, "shm") == 0)
+        tcase_add_loop_test(tc, test_forget, 0, 2);
     /* the emulated machines' engine (FMPL_EMU_DIE means nothing elsewhere) */
     if (tl_emulated())
         tcase_add_test(tc, test_engine_death);

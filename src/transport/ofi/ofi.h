@@ -86,6 +86,16 @@ typedef struct fmpl_ofi_chan {
     unsigned long posted, applied;
 } fmpl_ofi_chan_t;
 
+/* The context of one RMA operation in flight (ofi_op.c): the comp it
+ * counts in, NULL once forgotten (ops->forget), so that its completion
+ * never touches memory that may have gone. */
+typedef struct fmpl_ofi_op {
+    fmpl_tl_comp_t *comp;
+    struct fmpl_ofi_op *next;      /* free list */
+} fmpl_ofi_op_t;
+
+typedef struct fmpl_ofi_op_block fmpl_ofi_op_block_t;
+
 typedef struct fmpl_ofi {
     fmpl_tl_t *tl;
     struct fi_info *info;
@@ -111,17 +121,19 @@ typedef struct fmpl_ofi {
     /* progress: one caller at a time; the ticker steps in when idle */
     pthread_mutex_t lock;
     fmpl_ticker_t ticker;
+    /* operations' contexts: posted by any thread, completed by progress */
+    pthread_mutex_t op_lock;
+    fmpl_ofi_op_t *op_free;
+    fmpl_ofi_op_block_t *op_blocks;
 } fmpl_ofi_t;
 
-/* Completions may come from the progress thread: counters are atomic. */
-static inline void fmpl_ofi_start(fmpl_tl_comp_t *c)
-{
-    __atomic_fetch_add(&c->pending, 1, __ATOMIC_RELAXED);
-}
-static inline void fmpl_ofi_done(fmpl_tl_comp_t *c)
-{
-    __atomic_fetch_sub(&c->pending, 1, __ATOMIC_RELEASE);
-}
+/* ofi_op.c: an operation counted in c (NULL: out of memory); its end,
+ * with the status it ended with (the first error is kept in its comp);
+ * the operations counted in c forgotten; all of them freed at close */
+fmpl_ofi_op_t *fmpl_ofi_op_start(fmpl_ofi_t *o, fmpl_tl_comp_t *c);
+void fmpl_ofi_op_end(fmpl_ofi_t *o, fmpl_ofi_op_t *op, int status);
+void fmpl_ofi_op_forget(fmpl_ofi_t *o, fmpl_tl_comp_t *c);
+void fmpl_ofi_op_cleanup(fmpl_ofi_t *o);
 
 static inline fmpl_ofi_t *fmpl_ofi_of(fmpl_tl_t *tl) { return (fmpl_ofi_t *)tl->priv; }
 

@@ -75,8 +75,9 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
                 if (rx) {
                     rx->from = o->check_src ? rank_of(o, src[i]) : FMPL_MMSG_FROM_ANY;
                     rx->done = 1;
-                } else if (ctx)
-                    fmpl_ofi_done(ctx);
+                } else if (ctx) {
+                    fmpl_ofi_op_end(o, ctx, FMPL_SUCCESS);
+                }
             }
             n += (int)got;
             if (got < 16)
@@ -95,13 +96,9 @@ int fmpl_ofi_cq_drain(fmpl_ofi_t *o)
                     rx->from = FMPL_MMSG_FROM_ANY;
                     rx->done = 1;
                 } else {
-                    fmpl_tl_comp_t *c = err.op_context;
                     int rc = fmpl_ofi_error(o, err.err, "operation failed", -1);
-                    if (c) {
-                        if (c->status == FMPL_SUCCESS)
-                            c->status = rc;
-                        fmpl_ofi_done(c);
-                    }
+                    if (err.op_context)
+                        fmpl_ofi_op_end(o, err.op_context, rc);
                 }
                 n++;
                 continue;
@@ -261,6 +258,7 @@ static int ofi_open(fmpl_tl_t *tl)
     o->tl = tl;
     o->failed_peer = -1;
     pthread_mutex_init(&o->lock, NULL);
+    pthread_mutex_init(&o->op_lock, NULL);
     tl->priv = o;
     /* records in the line: a longer one would be injected (copied) into a
      * provider's buffer, whose size each provider decides (tcp's is 64) */
@@ -288,6 +286,7 @@ static int ofi_open(fmpl_tl_t *tl)
                      getenv("FI_PROVIDER") ? " (FI_PROVIDER is set)" : "",
                      fmpl_fi.strerror(-rc));
         pthread_mutex_destroy(&o->lock);
+        pthread_mutex_destroy(&o->op_lock);
         free(o);
         tl->priv = NULL;
         return FMPL_ERR_UNSUPPORTED;
@@ -468,7 +467,9 @@ static void ofi_close(fmpl_tl_t *tl)
     if (o->info)
         fmpl_fi.freeinfo(o->info);
     fmpl_mmsg_close(&o->box);
+    fmpl_ofi_op_cleanup(o);        /* after the endpoints: nothing completes now */
     pthread_mutex_destroy(&o->lock);
+    pthread_mutex_destroy(&o->op_lock);
     free(o);
     tl->priv = NULL;
 }
@@ -476,6 +477,11 @@ static void ofi_close(fmpl_tl_t *tl)
 static int ofi_peer_ok(fmpl_tl_t *tl, int peer)
 {
     return fmpl_ofi_of(tl)->failed_peer != peer;
+}
+
+static void ofi_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_ofi_op_forget(fmpl_ofi_of(tl), comp);
 }
 
 const fmpl_tl_ops_t fmpl_ofi_ops = {
@@ -497,6 +503,7 @@ const fmpl_tl_ops_t fmpl_ofi_ops = {
     .mbox_cas = fmpl_ofi_mbox_cas,
     .progress = fmpl_ofi_progress,
     .peer_ok = ofi_peer_ok,
+    .forget = ofi_forget,
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,
 };

@@ -229,6 +229,15 @@ static int route_progress(fmpl_tl_t *tl)
     return n;
 }
 
+/* a comp may count puts on both parts */
+static void route_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_tl_t *part = route_of(tl)->core.part;
+    for (int i = 0; i < 2; i++)
+        if (part[i].ops->forget)
+            part[i].ops->forget(&part[i], comp);
+}
+
 const fmpl_tl_ops_t fmpl_route_ops = {
     .size = sizeof(fmpl_tl_ops_t),
     .name = "route",
@@ -248,6 +257,7 @@ const fmpl_tl_ops_t fmpl_route_ops = {
     .mbox_cas = fmpl_route_mbox_cas,
     .progress = route_progress,
     .peer_ok = fmpl_route_peer_ok,
+    .forget = route_forget,
     .barrier = fmpl_tl_unsupported_barrier,
     .bcast = fmpl_tl_unsupported_bcast,
 };

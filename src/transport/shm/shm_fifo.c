@@ -251,7 +251,7 @@ static void stream_stalled(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e, size_t m
         return;
     int rc = fmpl_cma_copy(p->pid, (void *)(uintptr_t)e->src, e->len, e->key.addr + e->roff, 1);
     if (rc == 0 || rc == -ESRCH) {
-        if (rc)                    /* gone: the put fails, as a CMA put would */
+        if (rc && e->comp)         /* gone: the put fails, as a CMA put would */
             e->comp->status = fmpl_tl_peer_gone(s->tl, peer, (int)p->pid);
         e->len = 0;
         return;
@@ -279,7 +279,8 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
                 stream_stalled(s, peer, e, n);
             if (e->len)
                 break;
-            e->comp->pending--;
+            if (e->comp)
+                e->comp->pending--;
         } else if (push_notify(s, peer, e->idx, e->off, e->rec, e->reclen)) {
             if (e->comp)
                 e->comp->pending--;

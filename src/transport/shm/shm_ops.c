@@ -174,6 +174,17 @@ static int shm_peer_ok(fmpl_tl_t *tl, int peer)
     return pid <= 0 || !(kill(pid, 0) != 0 && errno == ESRCH);
 }
 
+/* Entries queued for FIFO space keep their comp until they leave: a
+ * forgotten one leaves uncounted (its peer may still drain, or never). */
+static void shm_forget(fmpl_tl_t *tl, fmpl_tl_comp_t *comp)
+{
+    fmpl_shm_t *s = fmpl_shm_of(tl);
+    for (int r = 0; r < tl->size; r++)
+        for (fmpl_shm_pend_t *e = s->peers[r].pend; e; e = e->next)
+            if (e->comp == comp)
+                e->comp = NULL;
+}
+
 const fmpl_tl_ops_t fmpl_shm_ops = {
     .size = sizeof(fmpl_tl_ops_t),
     .name = "shm",
@@ -193,6 +204,7 @@ const fmpl_tl_ops_t fmpl_shm_ops = {
     .mbox_cas = fmpl_shm_mbox_cas,
     .progress = shm_progress,
     .peer_ok = shm_peer_ok,
+    .forget = shm_forget,
     .barrier = fmpl_shm_barrier,
     .bcast = fmpl_shm_bcast,
 };
