@@ -79,9 +79,13 @@ typedef struct mx_op {
 
 static mx_op_t *heads;
 
-/* A queued send leaves: nobody reads its packed copy any more. */
+/* A queued send leaves: nobody reads its packed copy any more, and puts
+ * still on their way (a send dropped by fmpl_mx_forget) must not count
+ * down in freed memory. */
 static void op_free(mx_op_t *o)
 {
+    fmpl_tl_forget(&fmpl_g.tl, &o->comp);
+    fmpl_tl_forget(&fmpl_g.tl, fmpl_req_comp(&o->req));
     if (o->announced)
         fmpl_tl_mem_dereg(&fmpl_g.tl, &o->ann_key);
     free(o);

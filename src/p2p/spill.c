@@ -159,6 +159,7 @@ void fmpl_spill_free(void)
     while (s->head) {
         spill_ent_t *e = s->head;
         s->head = e->next;
+        fmpl_tl_forget(&fmpl_g.tl, &e->comp);   /* puts on their way: not into freed memory */
         free(e);
     }
     free(s);
