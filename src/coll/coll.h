@@ -104,6 +104,9 @@ static inline int fmpl_coll_irecv(const fmpl_comm_rec_t *c, void *buf, size_t si
 /* exchange: receive from src and send to dst at once (either may be -1) */
 int fmpl_coll_sendrecv(const fmpl_comm_rec_t *c, const void *sbuf, size_t ssize, int dst,
                        void *rbuf, size_t rsize, int src, int k);
+/* a send that its receiver never copies half of (sendrecv.c) */
+int fmpl_coll_send_whole(const fmpl_comm_rec_t *c, const void *buf, size_t size, int dst,
+                         int k);
 
 /* signal.c: one-way signals between members (comm ranks), carrying up to
  * FMPL_SIG_MAX bytes in the record, up to c->eager_max (at most

@@ -145,7 +145,7 @@ static int rs_gather(fmpl_comm_rec_t *c, fmpl_red_t *v, int root)
         if (f.newrank < 0)
             return FMPL_SUCCESS;
         fmpl_block_of(&f, v, f.newrank, &off, &len);
-        return fmpl_coll_sendrecv(c, b + off, len, root, NULL, 0, -1, FMPL_CI_B);
+        return fmpl_coll_send_whole(c, b + off, len, root, FMPL_CI_B);
     }
     fmpl_request_t r[64];
     int nr = 0;
