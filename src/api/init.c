@@ -83,6 +83,7 @@ static int read_settings(void)
     fmpl_coll_g.bcast_alg = bcast;
     fmpl_coll_g.paper = paper;
     fmpl_g.split_min = split_min ? split_min : UINT64_MAX;   /* 0 turns splitting off */
+    fmpl_g.split_max = UINT64_MAX;
     fmpl_g.inline_max = (unsigned)inline_max;
     fmpl_g.early = (int)early;
     fmpl_coll_g.max_comms = (int)comms;
@@ -155,9 +156,12 @@ int fmpl_init(int count)
         return rc;
     }
     /* The transport may know better than the default where splitting
-     * pays (shm: nowhere, it streams); FMPL_SPLIT_MIN still rules. */
+     * pays (shm: up to where its stream is faster); FMPL_SPLIT_MIN still
+     * rules the lower end. */
     if (fmpl_g.tl.split_min && !getenv("FMPL_SPLIT_MIN"))
         fmpl_g.split_min = fmpl_g.tl.split_min;
+    if (fmpl_g.tl.split_max)
+        fmpl_g.split_max = fmpl_g.tl.split_max;
     /* A message rides in its record up to what the transport's records
      * hold: 24 bytes in half a line, more where a record may run on into
      * the slot's next lines (p2p.h).  The same on every rank: every rank

@@ -119,6 +119,11 @@ static inline int fmpl_split_ok(const fmpl_tl_t *tl)
            (FMPL_TL_CAP_GET | FMPL_TL_CAP_CAS);
 }
 static inline uint64_t fmpl_split_point(uint64_t size) { return (size / 2) & ~(uint64_t)4095; }
+/* Is a message of `size` bytes one to split (FMPL_SPLIT_MIN, tl.split_max)? */
+static inline int fmpl_split_size(uint64_t size)
+{
+    return size > fmpl_g.split_min && size <= fmpl_g.split_max;
+}
 #define FMPL_DFLAG_INLINE 1u
 #define FMPL_DFLAG_ACK    2u   /* inl[FMPL_ACK_OFF..+4]: our last receive done */
 #define FMPL_DFLAG_EARLY  4u   /* sent before its header */

@@ -85,7 +85,7 @@ int fmpl_p2p_recv_start(fmpl_request_t *req, void *buf, size_t size, int src, in
         int rc = post_header(&r);
         if (rc != FMPL_SUCCESS)
             return rc;
-        watch = !(how & FMPL_RS_BLOCKING) && size > fmpl_g.split_min && fmpl_split_ok(tl);
+        watch = !(how & FMPL_RS_BLOCKING) && fmpl_split_size(size) && fmpl_split_ok(tl);
     }
     sl->recv_seq = seq;
     sl->recv_busy = 1;

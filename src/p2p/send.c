@@ -240,7 +240,7 @@ int fmpl_p2p_issue(int dst, int mai, uint32_t seq, const void *buf, size_t size,
         memcpy(rec->inl, &sz, sizeof sz);
         reclen += sizeof sz;
         *status = FMPL_ERR_TRUNCATE;
-    } else if (split && size > fmpl_g.split_min && fmpl_split_ok(tl) &&
+    } else if (split && fmpl_split_size(size) && fmpl_split_ok(tl) &&
                fmpl_split_point(size) > 0) {
         /* tell the receiver where to read its part, then write ours */
         uint64_t sz = size;

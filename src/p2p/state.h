@@ -44,6 +44,7 @@ typedef struct fmpl_state {
     double peer_timeout;           /* FMPL_PEER_TIMEOUT, 0 = none */
     int clock_stuck;               /* an emulated clock held past it (progress.c) */
     uint64_t split_min;            /* FMPL_SPLIT_MIN: split copies above this */
+    uint64_t split_max;            /* ... up to this (the transport's tl.split_max) */
     unsigned inline_max;           /* FMPL_INLINE: fmpl_send's bytes inside the record */
     int early;                     /* FMPL_EARLY: small sends may go before their header */
     struct fmpl_spill *spill;

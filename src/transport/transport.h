@@ -356,8 +356,9 @@ struct fmpl_tl {
     int ngroups;
     /* Set by open: the smallest message sender and receiver should copy
      * half each (p2p.h) unless FMPL_SPLIT_MIN says; 0: FMPL_SPLIT_MIN's
-     * default, UINT64_MAX: never (shm, which streams instead). */
-    uint64_t split_min;
+     * default, UINT64_MAX: never.  split_max: the largest, 0: no limit
+     * (shm streams larger ones instead). */
+    uint64_t split_min, split_max;
     /* Set by open: the least size a collective should cut a large
      * message into, 0: its own choice.  Where a write pays a protocol by
      * its size (emulated GPU memory: copies up to 256 KiB, none above)

@@ -454,6 +454,7 @@ static void job_open(unsigned cfg)
     fmpl_g.user_nidx = NUSER;
     fmpl_g.ctl_idx = NIDX - 1;
     fmpl_g.split_min = 8192;
+    fmpl_g.split_max = UINT64_MAX;
     /* no inline data, the record's 24 bytes, or a transport whose
      * records run on into an extension (shm) */
     fmpl_g.inline_max = cfg & 8 ? 0 : cfg & 16 ? FMPL_EXT_MAX : FMPL_INLINE_MAX;

@@ -24,6 +24,14 @@
  * 0.74-0.95 against 0.91-1.25; -n 4 reduce 256 KiB 0.47 against 0.80; two
  * ranks of eight ping-ponging 128-256 KiB alike. */
 #define FMPL_SHM_EAGER_CROWDED (256 * 1024)
+/* While streams are on, point-to-point messages up to FMPL_SHM_SPLIT_MAX
+ * are still split by CMA between sender and receiver (p2p.h); larger ones
+ * stream.  Off by default: which is faster depends on how fast a cache
+ * line crosses between the cores, which the stream lives on and CMA does
+ * not.  bench/latency, 256 KiB-4 MiB split up to 4 MiB over the stream:
+ * 0.66-0.79 of its time where a line crosses in 320 ns (medians of 40
+ * interleaved pairs), 1.05-1.49 where it crosses in 80 ns (3 pairs). */
+#define FMPL_SHM_SPLIT_MAX_DEFAULT 0
 
 static void shm_close(fmpl_tl_t *tl);
 
@@ -42,7 +50,7 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     tl->group = tl->hosts->host;   /* near groups: hosts */
     tl->ngroups = tl->hosts->nhosts;
 
-    uint64_t eager;
+    uint64_t eager, split_max;
     int direct;
     int rc = fmpl_env_bool("FMPL_SHM_CMA", 1, "0 (no cross-memory attach) or 1", &s->cma);
     rc = rc ? rc : fmpl_env_bool("FMPL_SHM_DIRECT", 1,
@@ -59,6 +67,11 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
                                  "0 (messages above FMPL_SHM_EAGER go by cross-memory "
                                  "attach) or 1 (they stream through the FIFO while the "
                                  "ranks have a core each)", &s->stream);
+    rc = rc ? rc : fmpl_env_size("FMPL_SHM_SPLIT_MAX", FMPL_SHM_SPLIT_MAX_DEFAULT, 0,
+                                 UINT64_MAX,
+                                 "the largest message sender and receiver copy half each "
+                                 "while messages stream (K, M, G allowed; 0: none)",
+                                 &split_max);
     if (rc != FMPL_SUCCESS) {
         tl->priv = NULL;
         free(s);
@@ -66,10 +79,16 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     }
     s->eager = (size_t)eager;
     s->nt_min = fmpl_shm_llc_bytes() / 2;
-    /* Streamed, a message is faster whole than split (shm.h), and a
-     * split's CMA halves would overtake the stream's FIFO besides. */
-    if (fmpl_shm_streaming(s))
-        tl->split_min = UINT64_MAX;
+    /* Streaming, a large message is faster whole than split (shm.h); up to
+     * split_max the split is faster.  (A split's half waits behind a
+     * stream to the same peer: shm_put.c writes by CMA only with nothing
+     * queued, so the halves never overtake the FIFO.) */
+    if (fmpl_shm_streaming(s)) {
+        if (split_max)
+            tl->split_max = split_max;
+        else
+            tl->split_min = UINT64_MAX;
+    }
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
@@ -111,12 +130,13 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
         tl->direct_slot = s->layout.slot;
     }
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
-                  "streams %s, copied out past the caches from %zu bytes (0: never)",
+                  "streams %s, split up to %llu bytes (0: no limit), copied out past the "
+                  "caches from %zu bytes (0: never)",
                   tl->size, tl->nidx,
                   s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
                   s->eager,
                   fmpl_shm_streaming(s) ? "on" : s->stream ? "off (the ranks share cores)" : "off",
-                  s->nt_min);
+                  (unsigned long long)tl->split_max, s->nt_min);
     return FMPL_SUCCESS;
 }
 
