@@ -178,8 +178,10 @@ int fmpl_shm_fifo_put_notify(fmpl_shm_t *s, int peer, const void *src, size_t le
 static int enqueue(fmpl_shm_t *s, int peer, fmpl_shm_pend_t *e)
 {
     fmpl_shm_peer_t *p = &s->peers[peer];
-    fmpl_shm_pend_t *n = malloc(sizeof *n);
-    if (!n)
+    fmpl_shm_pend_t *n = s->pend_free;
+    if (n)
+        s->pend_free = n->next;
+    else if (!(n = malloc(sizeof *n)))
         return FMPL_ERR_NOMEM;
     *n = *e;
     n->next = NULL;
@@ -292,7 +294,8 @@ int fmpl_shm_fifo_push(fmpl_shm_t *s, int peer)
             p->pend_tail = NULL;
             s->npend--;
         }
-        free(e);
+        e->next = s->pend_free;
+        s->pend_free = e;
     }
     return (int)(p->produced - before);
 }

@@ -154,6 +154,11 @@ static void shm_close(fmpl_tl_t *tl)
                 s->peers[r].pend = e->next;
                 free(e);
             }
+    while (s->pend_free) {
+        fmpl_shm_pend_t *e = s->pend_free;
+        s->pend_free = e->next;
+        free(e);
+    }
     fmpl_shm_mem_cleanup(s);
     fmpl_shm_seg_destroy(s);
     free(s->peers);
