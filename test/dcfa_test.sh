@@ -207,7 +207,8 @@ if [ "${RXE_GUESTS:-1}" = 2 ]; then
         "all:dcfa: the host agent runs the nonblocking bcast, allgather, alltoall of 262144" 2 \
         FMPL_VERBOSE=1 -- "$progs/pingpong" -m 4K
     job "2 guests: offload: coll_nb 4" "all:dcfa: the host agent ran [1-9][0-9]* collectives" 4 \
-        FMPL_VERBOSE=1 FMPL_DCFA_OFFLOAD=all FMPL_DCFA_OFFLOAD_MIN=0 -- "$progs/coll_nb" -E -c w -R 2
+        FMPL_VERBOSE=1 FMPL_DCFA_OFFLOAD=all FMPL_DCFA_OFFLOAD_MIN=0 -- "$progs/coll_nb" -E -c w -R 2 \
+        -M 64K
     job "2 guests: pdgesv 4" "ok:^pdgesv: n=.*: PASS$" 4 -- "$top/examples/pdgesv" -n 200 -nb 16 -p 2 -q 2
     # rank 3 (on guest 2) kills itself while the others wait on it
     job "2 guests: kill 4, rank 3 on guest 2" "fail:rank 3 with PID [0-9]+ on node 169\\.254\\.79\\.2 exited on signal 9" \

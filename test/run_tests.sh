@@ -187,7 +187,7 @@ coll_paper                  default  300  x:test/progs/coll_ops          env FMP
 tca_coll_paper              default  300  x:test/progs/coll_ops          env FMPL_COLL=paper FMPL_TRANSPORT=tca FMPL_TCA_SUBCLUSTER=4 FMPL_TCA_IB_HOPS=0 FMPL_TCA_MV2=qpi bin/fmplrun -n 8 -t 240 test/progs/coll_ops -M 256K -R 20
 tsan_test                   default  600  -                             sh test/sanitizer_test.sh thread
 asan_test                   default  600  -                             sh test/sanitizer_test.sh address
-fuzz_test                   default  600  -                             env FUZZ_SECONDS=8 sh test/fuzz_test.sh
+fuzz_test                   default  600  -                             env FUZZ_SECONDS=5 sh test/fuzz_test.sh
 # memcheck on each rank of small 2-rank jobs
 valgrind_pingpong           default  600  cmd:valgrind                  $VGRUN test/progs/pingpong -m 65536
 valgrind_pingpong_nocma     default  600  cmd:valgrind                  env FMPL_SHM_CMA=0 $VGRUN test/progs/pingpong -i -m 65536
@@ -232,7 +232,7 @@ netfault_test               default  600  !cmd:mpirun,!cmd:ip,!cmd:nft,!cmd:etht
 # (make faults: more); a minute of random jobs (make soak: longer);
 # another user cannot reach into a job, nor a rank past its records
 fault_matrix                default  900  x:test/progs/fault            bash test/fault_test.sh -n 30 -s 1
-soak_test                   default  600  -                             bash test/soak_test.sh -m 1 -s 1
+soak_test                   default  600  -                             bash test/soak_test.sh -S 40 -s 1
 isolation_test              default  300  -                             bash test/isolation_test.sh
 shm_forge                   default  120  x:test/progs/shm_forge        bin/fmplrun -n 2 -t 100 test/progs/shm_forge
 # a private Slurm (munged, slurmctld, a slurmd per namespace host), srun

@@ -1,9 +1,9 @@
 #!/bin/bash
 # soak_test.sh - random traffic for a while, every byte checked.
 #
-#   test/soak_test.sh [-m MINUTES] [-s SEED]
+#   test/soak_test.sh [-m MINUTES | -S SECONDS] [-s SEED]
 #
-# Until MINUTES (default 2) have passed, draws from SEED (default 1) a job
+# Until MINUTES (default 2) or SECONDS have passed, draws from SEED (default 1) a job
 # and runs it under bin/fmplrun:
 #   transport  shm; ofi (libfabric tcp); routed (two ranks per fake host:
 #              shm within, libfabric between); the emulated fabrics with
@@ -26,13 +26,14 @@
 # hang).  Prints one line per failed job and a summary: jobs, messages and
 # bytes the random jobs moved, corrupted (failed) jobs, hangs.  Exit
 # status 1 if anything failed.  `make soak MINUTES=N` runs it; `make check`
-# runs one minute.
+# runs 40 seconds.
 set -u
 TOP=${FMPL_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-minutes=2 seed=1
+minutes=2 secs= seed=1
 while [ $# -gt 0 ]; do
     case $1 in
         -m) minutes=$2; shift 2 ;;
+        -S) secs=$2; shift 2 ;;
         -s) seed=$2; shift 2 ;;
         *) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 2 ;;
     esac
@@ -42,7 +43,8 @@ trap 'rm -rf "$tmp"' EXIT
 HAVE_OFI=$(pkg-config --libs libfabric 2>/dev/null)
 RANDOM=$seed
 P=$TOP/test/progs
-end=$(( $(date +%s) + minutes * 60 ))
+[ -n "$secs" ] || secs=$(( minutes * 60 ))
+end=$(( $(date +%s) + secs ))
 jobs=0 bad=0 hangs=0 msgs=0 bytes=0
 declare -A per
 
@@ -99,6 +101,6 @@ done
 summary=""
 for k in $(printf '%s\n' "${!per[@]}" | sort); do summary="$summary $k=${per[$k]}"; done
 echo "soak_test: jobs by worker/transport:$summary"
-echo "soak_test: $minutes min (seed $seed): $jobs jobs; the random jobs moved $msgs messages," \
+echo "soak_test: $secs s (seed $seed): $jobs jobs; the random jobs moved $msgs messages," \
      "$bytes bytes; $bad failed (a wrong byte fails its job), $hangs hung"
 [ $bad = 0 ] && [ $hangs = 0 ]
