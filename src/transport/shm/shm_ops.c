@@ -79,10 +79,11 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     }
     s->eager = (size_t)eager;
     s->nt_min = fmpl_shm_llc_bytes() / 2;
-    /* Streaming, a large message is faster whole than split (shm.h); up to
-     * split_max the split is faster.  (A split's half waits behind a
-     * stream to the same peer: shm_put.c writes by CMA only with nothing
-     * queued, so the halves never overtake the FIFO.) */
+    /* Streaming, nothing is split unless FMPL_SHM_SPLIT_MAX names the
+     * largest message to split (above: which wins depends on the machine).
+     * A split's half waits behind a stream to the same peer: shm_put.c
+     * writes by CMA only with nothing queued, so it never overtakes the
+     * FIFO. */
     if (fmpl_shm_streaming(s)) {
         if (split_max)
             tl->split_max = split_max;
@@ -130,13 +131,13 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
         tl->direct_slot = s->layout.slot;
     }
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
-                  "streams %s, split up to %llu bytes (0: no limit), copied out past the "
-                  "caches from %zu bytes (0: never)",
+                  "streams %s (beside them, split up to %llu bytes; 0: none), copied out past "
+                  "the caches from %zu bytes (0: never)",
                   tl->size, tl->nidx,
                   s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
                   s->eager,
                   fmpl_shm_streaming(s) ? "on" : s->stream ? "off (the ranks share cores)" : "off",
-                  (unsigned long long)tl->split_max, s->nt_min);
+                  (unsigned long long)split_max, s->nt_min);
     return FMPL_SUCCESS;
 }
 
