@@ -110,10 +110,12 @@ int fmpl_coll_send_whole(const fmpl_comm_rec_t *c, const void *buf, size_t size,
 
 /* signal.c: one-way signals between members (comm ranks), carrying up to
  * FMPL_SIG_MAX bytes in the record, up to c->eager_max (at most
- * FMPL_SIG_EAGER) through the eager area once fmpl_sig_eager(c)
+ * FMPL_SIG_EAGER, or the transport's tl.sig_eager up to
+ * FMPL_SIG_EAGER_MAX) through the eager area once fmpl_sig_eager(c)
  * (collective) said yes.  Channels: see signal.c. */
-#define FMPL_SIG_MAX   24
-#define FMPL_SIG_EAGER 8192
+#define FMPL_SIG_MAX       24
+#define FMPL_SIG_EAGER     8192
+#define FMPL_SIG_EAGER_MAX (64 * 1024)
 enum { FMPL_SIG_SYNC = 0, FMPL_SIG_FLOW = 1 };
 int  fmpl_sig_eager(fmpl_comm_rec_t *c);
 void fmpl_sig_eager_free(fmpl_comm_rec_t *c);
@@ -121,7 +123,7 @@ void fmpl_sig_eager_free(fmpl_comm_rec_t *c);
  * up the eager area: call it on every member with the same len) */
 static inline int fmpl_sig_fits(fmpl_comm_rec_t *c, size_t len)
 {
-    return len <= FMPL_SIG_MAX || (len <= FMPL_SIG_EAGER && fmpl_sig_eager(c) &&
+    return len <= FMPL_SIG_MAX || (len <= FMPL_SIG_EAGER_MAX && fmpl_sig_eager(c) &&
                                    len <= c->eager_max);
 }
 /* Small messages among few members go straight to everybody (or to the

@@ -5,8 +5,9 @@
  * allreduce or allgather needs:
  *   up to 24 bytes     inside the cache-line record itself;
  *   up to eager_max    written first into the receiver's EAGER area (memory
- *   (8 KiB)            from the transport's mem_alloc, which peers write
- *                      directly), then the record, ordered after it.
+ *   (8 KiB; the        from the transport's mem_alloc, which peers write
+ *   transport's        directly), then the record, ordered after it.
+ *   tl.sig_eager)
  *
  * On the communicator's signal index the line a peer writes to us holds
  * two 32-byte halves, used alternately by sequence number (k-th signal in
@@ -62,7 +63,10 @@ int fmpl_sig_eager(fmpl_comm_rec_t *c)
     fmpl_tl_t *tl = &fmpl_g.tl;
     /* per sender: 2 channels x 2 slots; smaller slots for big groups */
     size_t slot = EAGER_AREA_MAX / ((size_t)c->size * 4) / 64 * 64;
-    c->eager_max = slot < FMPL_SIG_EAGER ? (unsigned)slot : FMPL_SIG_EAGER;
+    size_t most = tl->sig_eager ? tl->sig_eager : FMPL_SIG_EAGER;
+    if (most > FMPL_SIG_EAGER_MAX)
+        most = FMPL_SIG_EAGER_MAX;
+    c->eager_max = (unsigned)(slot < most ? slot : most);
     size_t len = (size_t)c->size * 4 * c->eager_max;
     typedef struct { fmpl_tl_key_t key; uint64_t ok; } pub_t;
     pub_t *all = calloc((size_t)c->size, sizeof *all);

@@ -359,6 +359,10 @@ struct fmpl_tl {
      * default, UINT64_MAX: never.  split_max: the largest, 0: no limit
      * (shm streams larger ones instead). */
     uint64_t split_min, split_max;
+    /* Set by open, the same on every rank: the largest collective signal
+     * written through a communicator's eager area (coll/signal.c) instead
+     * of as a point-to-point message; 0: the collectives' default. */
+    unsigned sig_eager;
     /* Set by open: the least size a collective should cut a large
      * message into, 0: its own choice.  Where a write pays a protocol by
      * its size (emulated GPU memory: copies up to 256 KiB, none above)

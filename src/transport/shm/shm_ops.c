@@ -32,6 +32,15 @@
  * 0.66-0.79 of its time where a line crosses in 320 ns (medians of 40
  * interleaved pairs), 1.05-1.49 where it crosses in 80 ns (3 pairs). */
 #define FMPL_SHM_SPLIT_MAX_DEFAULT 0
+/* Where any rank shares a core, the collectives' signals carry up to this
+ * much through the eager area (coll/signal.c) instead of point-to-point
+ * messages, whose receiver must be on a core to post its header before
+ * the sender can write.  bench/bcast, reduce, allreduce, allgather and
+ * alltoall, 16-64 KiB, 64 KiB against 8 KiB (2 runs each, a line crossing
+ * in 131-156 ns): 4 ranks on 2 cores 0.41-0.86 of the time, 8 ranks
+ * 0.32-0.81; 128 KiB alike.  With a core each the second copy costs more
+ * than the handshake: 2 ranks 1.15-1.67 at 16-32 KiB, so not there. */
+#define FMPL_SHM_SIG_EAGER_CROWDED (64 * 1024)
 
 static void shm_close(fmpl_tl_t *tl);
 
@@ -90,6 +99,8 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
         else
             tl->split_min = UINT64_MAX;
     }
+    if (tl->hosts->crowded_any)
+        tl->sig_eager = FMPL_SHM_SIG_EAGER_CROWDED;
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
