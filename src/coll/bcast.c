@@ -22,6 +22,10 @@
  * keeps the tree at every size (the papers' algorithm), =scatter takes
  * scatter + allgather for every message past the signals.
  *
+ * fmpl_bcast on FMPL_COMM_WORLD takes the transport's broadcast from
+ * tl->hw_bcast_min (shm's node-wide slots, where no rank forwards to
+ * another: shm_ops.c has the measurements).
+ *
  * FMPL_COLL=paper: the hybrid paper's broadcast (Odajima et al. 2015,
  * 5.4, Fig. 7) - the binomial tree of log2 n steps whose first step
  * halves the communicator (across sub-clusters when there are two), each
@@ -270,7 +274,16 @@ int fmpl_bcast(void *buf, size_t size, int root, fmpl_comm_t comm)
     if (!buf && size)
         return FMPL_ERR_BUFFER;
     fmpl_enter();
-    rc = fmpl_coll_bcast(c, buf, size, root);
+    /* the whole job, large: the transport's broadcast where it says it
+     * wins (tl->hw_bcast_min: shm's node-wide slots), unless an algorithm
+     * was asked for (FMPL_BCAST, FMPL_COLL=paper) */
+    const fmpl_tl_t *tl = &fmpl_g.tl;
+    if (comm == FMPL_COMM_WORLD && c->size > 1 && (tl->caps & FMPL_TL_CAP_HW_BCAST) &&
+        tl->hw_bcast_min && size >= tl->hw_bcast_min &&
+        fmpl_coll_g.bcast_alg == FMPL_BCAST_AUTO && !fmpl_coll_g.paper)
+        rc = fmpl_coll_hw(1, buf, size, root);
+    else
+        rc = fmpl_coll_bcast(c, buf, size, root);
     fmpl_leave();
     return rc;
 }

@@ -363,6 +363,10 @@ struct fmpl_tl {
      * written through a communicator's eager area (coll/signal.c) instead
      * of as a point-to-point message; 0: the collectives' default. */
     unsigned sig_eager;
+    /* Set by open with FMPL_TL_CAP_HW_BCAST, the same on every rank: the
+     * least size from which fmpl_bcast on FMPL_COMM_WORLD takes the
+     * transport's broadcast; 0: never (only fmpl_hbcast does). */
+    uint64_t hw_bcast_min;
     /* Set by open: the least size a collective should cut a large
      * message into, 0: its own choice.  Where a write pays a protocol by
      * its size (emulated GPU memory: copies up to 256 KiB, none above)

@@ -41,6 +41,17 @@
  * 0.32-0.81; 128 KiB alike.  With a core each the second copy costs more
  * than the handshake: 2 ranks 1.15-1.67 at 16-32 KiB, so not there. */
 #define FMPL_SHM_SIG_EAGER_CROWDED (64 * 1024)
+/* From these sizes fmpl_bcast on FMPL_COMM_WORLD is the node's broadcast
+ * (shm_coll.c): the root copies into its slots once and every reader
+ * copies out, no handshake, no rank forwarding to another.  A loop of
+ * broadcasts, roots in turn, against the tree (3 runs each, a line
+ * crossing in 150 ns): 8 ranks on 2 cores 16 KiB 6.3 against 10.1 us,
+ * 128 KiB 23.6 against 88, 1 MiB 247 against 757; 4 ranks 128 KiB 19.3
+ * against 34-46, 1 MiB 154 against 304; 3 ranks 16 KiB 3.5 against 4.6.
+ * With a core each (2 ranks) the tree's one stream wins up to 128 KiB
+ * (12.3 against 11.0 us) and loses from 256 KiB (19.4 against 22.1). */
+#define FMPL_SHM_HW_BCAST_CROWDED (16 * 1024)
+#define FMPL_SHM_HW_BCAST_MIN     (256 * 1024)
 
 static void shm_close(fmpl_tl_t *tl);
 
@@ -101,6 +112,8 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     }
     if (tl->hosts->crowded_any)
         tl->sig_eager = FMPL_SHM_SIG_EAGER_CROWDED;
+    tl->hw_bcast_min = tl->hosts->crowded_any ? FMPL_SHM_HW_BCAST_CROWDED
+                                              : FMPL_SHM_HW_BCAST_MIN;
     if (s->cma)
         tl->caps |= FMPL_TL_CAP_GET;
     /* Yama's ptrace_scope=1 would refuse CMA between sibling processes. */
