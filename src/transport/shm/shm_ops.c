@@ -14,16 +14,17 @@
 #include "base/log.h"
 #include "transport/shm/shm.h"
 
-/* Default switch from the FIFO to CMA; bench/latency measures the cross-over. */
+/* Default switch from the FIFO to CMA; bench/latency measures the cross-over.
+ * The same where ranks share cores, although there the FIFO's two copies
+ * (memcpy, 30 GB/s here) cost about CMA's one (8-12 GB/s) in core time:
+ * a message through the FIFO is done only once its receiver has had a
+ * core to copy it out, one by CMA once its sender has written it.
+ * 64 KiB against 256 KiB, 128-256 KiB (2 runs, 4 and 8 ranks on 2
+ * cores): alltoall 0.49-0.54 of the time, reduce 0.51-0.77, allgather
+ * 0.55-0.91 (512 KiB-1 MiB up to 1.07), allreduce 0.84-1.2; 256 KiB won
+ * the reduce and the tree broadcast on 2026-11-28, before the reduce's
+ * blocks went whole (sendrecv.c) and the broadcast to the slots. */
 #define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
-/* ... where ranks share cores (tl->hosts->crowded, no streams): there the
- * FIFO's two copies (memcpy, 30 GB/s here) cost less core time than
- * CMA's one (8-9 GB/s), and the cores are what is short.  bench/compare
- * -n 8 (8 ranks on 2 cores, 5 runs) with 256 KiB against 64 KiB, FMPL /
- * Open MPI: reduce 128 KiB 0.71 against 1.04, bcast 32 KiB-1 MiB
- * 0.74-0.95 against 0.91-1.25; -n 4 reduce 256 KiB 0.47 against 0.80; two
- * ranks of eight ping-ponging 128-256 KiB alike. */
-#define FMPL_SHM_EAGER_CROWDED (256 * 1024)
 /* While streams are on, point-to-point messages up to FMPL_SHM_SPLIT_MAX
  * are still split by CMA between sender and receiver (p2p.h); larger ones
  * stream.  Off by default: which is faster depends on how fast a cache
@@ -78,9 +79,7 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
                                  "the transport's calls) or 1 (with loads and stores)",
                                  &direct);
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER",
-                                 tl->hosts->crowded ? FMPL_SHM_EAGER_CROWDED
-                                                    : FMPL_SHM_EAGER_DEFAULT,
-                                 0, SIZE_MAX,
+                                 FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
                                  "bytes above which messages stream (FMPL_SHM_STREAM) or "
                                  "go by cross-memory attach (K, M, G allowed)", &eager);
     rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", 1,
