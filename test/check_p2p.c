@@ -47,8 +47,10 @@ static const struct spec pingpong_specs[] = {
     /* large messages by CMA and split, not streamed (shm.h) */
     {"pingpong", 2, "FMPL_SHM_STREAM=0", {"-m", "8M", NULL}},
     {"pingpong", 3, "FMPL_SHM_STREAM=0", {"-m", "2M", "-i", NULL}},
-    /* split up to 1 MiB, streamed above: both sides of the switch */
+    /* split up to 1 MiB, streamed above: both sides of the switch; and
+     * every large message streamed (not split, as before 2026-12-07) */
     {"pingpong", 2, "FMPL_SHM_SPLIT_MAX=1M", {"-m", "4M", NULL}},
+    {"pingpong", 2, "FMPL_SHM_SPLIT_MAX=0", {"-m", "4M", "-i", NULL}},
     /* the mailbox lines through the transport's calls, not loads and stores
      * (transport.h: fmpl_tl_direct_t) */
     {"pingpong", 2, "FMPL_SHM_DIRECT=0", {"-m", "256K", "-i", NULL}},
@@ -77,6 +79,7 @@ static const struct spec random_specs[] = {
     {"random", 3, "FMPL_SHM_STREAM=0", {"-s", "17", "-M", "300K", NULL}},
     /* splits and streams to one peer at once (2 ranks: streams are on) */
     {"random", 2, "FMPL_SHM_SPLIT_MAX=256K", {"-s", "19", "-M", "1M", NULL}},
+    {"random", 2, "FMPL_SHM_SPLIT_MAX=0", {"-s", "20", "-M", "1M", NULL}},
     {"random", 3, "FMPL_SHM_DIRECT=0", {"-s", "18", "-M", "100K", NULL}},
     {"random", 2, NULL, {"-s", "11", "-I", "4", "-k", "8", "-R", "30", "-M", "64K", NULL}},
     {"random", 1, NULL, {"-s", "12", NULL}},

@@ -156,9 +156,10 @@ int fmpl_init(int count)
         return rc;
     }
     /* The transport may know better than the default where splitting
-     * pays (shm: up to where its stream is faster); FMPL_SPLIT_MIN still
-     * rules the lower end. */
-    if (fmpl_g.tl.split_min && !getenv("FMPL_SPLIT_MIN"))
+     * pays (shm: from 8 KiB up to FMPL_SHM_SPLIT_MAX); FMPL_SPLIT_MIN
+     * still rules the lower end, unless the transport splits nothing. */
+    if (fmpl_g.tl.split_min == UINT64_MAX ||
+        (fmpl_g.tl.split_min && !getenv("FMPL_SPLIT_MIN")))
         fmpl_g.split_min = fmpl_g.tl.split_min;
     if (fmpl_g.tl.split_max)
         fmpl_g.split_max = fmpl_g.tl.split_max;

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -25,14 +26,20 @@
  * the reduce and the tree broadcast on 2026-11-28, before the reduce's
  * blocks went whole (sendrecv.c) and the broadcast to the slots. */
 #define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
-/* While streams are on, point-to-point messages up to FMPL_SHM_SPLIT_MAX
- * are still split by CMA between sender and receiver (p2p.h); larger ones
- * stream.  Off by default: which is faster depends on how fast a cache
- * line crosses between the cores, which the stream lives on and CMA does
- * not.  bench/latency, 256 KiB-4 MiB split up to 4 MiB over the stream:
- * 0.66-0.79 of its time where a line crosses in 320 ns (medians of 40
- * interleaved pairs), 1.05-1.49 where it crosses in 80 ns (3 pairs). */
-#define FMPL_SHM_SPLIT_MAX_DEFAULT 0
+/* While streams are on, point-to-point messages above FMPL_SHM_SPLIT_MIN
+ * and up to FMPL_SHM_SPLIT_MAX are still split by CMA between sender and
+ * receiver (p2p.h); larger ones stream, and so do the collectives'
+ * exchanges (sendrecv.c).  The stream's speed follows how fast a cache
+ * line crosses between the cores, CMA's does not.  Split against
+ * streamed, one-way: 0.66-0.79 of the time at 256 KiB-4 MiB where a line
+ * crosses in 320 ns (40 interleaved pairs), 1.05-1.49 where it crosses in
+ * 80 ns (3 pairs), 0.42-0.61 at 16 KiB-16 MiB in 133-148 ns (bench/compare
+ * -r 3 -t both, FMPL_SPLIT_MIN=8K FMPL_SHM_SPLIT_MAX=16M, against the
+ * default then, 2026-12-07), where streaming bandwidth went from 11-15
+ * to 13-19 GB/s too.  Against the peers, whose large messages are one
+ * CMA copy in every state, the split wins in each: it is the default. */
+#define FMPL_SHM_SPLIT_MIN         (8 * 1024)
+#define FMPL_SHM_SPLIT_MAX_DEFAULT UINT64_MAX
 /* Where any rank shares a core, the collectives' signals carry up to this
  * much through the eager area (coll/signal.c) instead of point-to-point
  * messages, whose receiver must be on a core to post its header before
@@ -98,16 +105,13 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     }
     s->eager = (size_t)eager;
     s->nt_min = fmpl_shm_llc_bytes() / 2;
-    /* Streaming, nothing is split unless FMPL_SHM_SPLIT_MAX names the
-     * largest message to split (above: which wins depends on the machine).
-     * A split's half waits behind a stream to the same peer: shm_put.c
-     * writes by CMA only with nothing queued, so it never overtakes the
-     * FIFO. */
+    /* Streaming, point-to-point messages are split from 8 KiB up to
+     * FMPL_SHM_SPLIT_MAX (above).  A split's half waits behind a stream to
+     * the same peer: shm_put.c writes by CMA only with nothing queued, so
+     * it never overtakes the FIFO. */
     if (fmpl_shm_streaming(s)) {
-        if (split_max)
-            tl->split_max = split_max;
-        else
-            tl->split_min = UINT64_MAX;
+        tl->split_min = split_max ? FMPL_SHM_SPLIT_MIN : UINT64_MAX;
+        tl->split_max = split_max;
     }
     if (tl->hosts->crowded_any)
         tl->sig_eager = FMPL_SHM_SIG_EAGER_CROWDED;
@@ -153,14 +157,17 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
         tl->direct = s->direct;
         tl->direct_slot = s->layout.slot;
     }
+    char upto[32] = "any size";
+    if (split_max != UINT64_MAX)
+        snprintf(upto, sizeof upto, "%llu bytes", (unsigned long long)split_max);
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
-                  "streams %s (beside them, split up to %llu bytes; 0: none), copied out past "
-                  "the caches from %zu bytes (0: never)",
+                  "streams %s (beside them, point-to-point messages split up to %s; "
+                  "0: none), copied out past the caches from %zu bytes (0: never)",
                   tl->size, tl->nidx,
                   s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
                   s->eager,
                   fmpl_shm_streaming(s) ? "on" : s->stream ? "off (the ranks share cores)" : "off",
-                  (unsigned long long)split_max, s->nt_min);
+                  upto, s->nt_min);
     return FMPL_SUCCESS;
 }
 
