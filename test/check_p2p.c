@@ -44,13 +44,14 @@ static const struct spec pingpong_specs[] = {
     {"pingpong", 2, "FMPL_SHM_EAGER=1", {"-m", "1M", "-i", NULL}},
     {"pingpong", 2, "FMPL_SHM_EAGER=4096", {"-m", "4M", NULL}},
     {"pingpong", 2, "FMPL_SHM_EAGER=16777216", {"-m", "32M", NULL}},
-    /* large messages by CMA and split, not streamed (shm.h) */
-    {"pingpong", 2, "FMPL_SHM_STREAM=0", {"-m", "8M", NULL}},
-    {"pingpong", 3, "FMPL_SHM_STREAM=0", {"-m", "2M", "-i", NULL}},
+    /* large messages streamed (shm.h), beside the splits of the default */
+    {"pingpong", 2, "FMPL_SHM_STREAM=1 FMPL_SHM_EAGER=64K", {"-m", "8M", NULL}},
+    {"pingpong", 3, "FMPL_SHM_STREAM=1", {"-m", "2M", "-i", NULL}},
     /* split up to 1 MiB, streamed above: both sides of the switch; and
-     * every large message streamed (not split, as before 2026-12-07) */
-    {"pingpong", 2, "FMPL_SHM_SPLIT_MAX=1M", {"-m", "4M", NULL}},
-    {"pingpong", 2, "FMPL_SHM_SPLIT_MAX=0", {"-m", "4M", "-i", NULL}},
+     * every large message streamed, or whole by CMA (not split) */
+    {"pingpong", 2, "FMPL_SHM_STREAM=1 FMPL_SHM_SPLIT_MAX=1M", {"-m", "4M", NULL}},
+    {"pingpong", 2, "FMPL_SHM_STREAM=1 FMPL_SHM_SPLIT_MAX=0", {"-m", "4M", "-i", NULL}},
+    {"pingpong", 2, "FMPL_SHM_SPLIT_MAX=0", {"-m", "4M", NULL}},
     /* the mailbox lines through the transport's calls, not loads and stores
      * (transport.h: fmpl_tl_direct_t) */
     {"pingpong", 2, "FMPL_SHM_DIRECT=0", {"-m", "256K", "-i", NULL}},
@@ -76,10 +77,10 @@ static const struct spec random_specs[] = {
     {"random", 8, NOCMA, {"-s", "8", "-k", "12", "-R", "4", NULL}},
     {"random", 4, "FMPL_PROGRESS_THREAD=1", {"-s", "9", NULL}},
     {"random", 4, "FMPL_SHM_EAGER=4096", {"-s", "10", NULL}},
-    {"random", 3, "FMPL_SHM_STREAM=0", {"-s", "17", "-M", "300K", NULL}},
+    {"random", 3, "FMPL_SHM_STREAM=1", {"-s", "17", "-M", "300K", NULL}},
     /* splits and streams to one peer at once (2 ranks: streams are on) */
-    {"random", 2, "FMPL_SHM_SPLIT_MAX=256K", {"-s", "19", "-M", "1M", NULL}},
-    {"random", 2, "FMPL_SHM_SPLIT_MAX=0", {"-s", "20", "-M", "1M", NULL}},
+    {"random", 2, "FMPL_SHM_STREAM=1 FMPL_SHM_SPLIT_MAX=256K", {"-s", "19", "-M", "1M", NULL}},
+    {"random", 2, "FMPL_SHM_STREAM=1 FMPL_SHM_SPLIT_MAX=0", {"-s", "20", "-M", "1M", NULL}},
     {"random", 3, "FMPL_SHM_DIRECT=0", {"-s", "18", "-M", "100K", NULL}},
     {"random", 2, NULL, {"-s", "11", "-I", "4", "-k", "8", "-R", "30", "-M", "64K", NULL}},
     {"random", 1, NULL, {"-s", "12", NULL}},

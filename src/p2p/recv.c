@@ -4,6 +4,7 @@
  */
 #include "fmpl.h"
 #include "base/log.h"
+#include "base/memcheck.h"
 #include "p2p/progress.h"
 #include "p2p/trace.h"
 #include "p2p/p2p.h"
@@ -233,6 +234,8 @@ int fmpl_p2p_recv_try(fmpl_request_t *req)
         else
             patience = patience / 2 > FMPL_EARLY_PATIENCE ? patience / 2 : FMPL_EARLY_PATIENCE;
     }
+    if (req->status == FMPL_SUCCESS && req->size)
+        FMPL_MEM_DEFINED(req->buf, req->size);   /* a peer's CMA wrote it */
     fmpl_tl_work(&fmpl_g.tl, FMPL_TL_WORK_RECV, req->size);
     fmpl_p2p_rec_taken(req->peer, req->mai, req->seq, w, inl);
     fmpl_req_list_del(&watched, req, FMPL_RF_WATCHED);

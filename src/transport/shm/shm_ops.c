@@ -15,22 +15,32 @@
 #include "base/log.h"
 #include "transport/shm/shm.h"
 
-/* Default switch from the FIFO to CMA; bench/latency measures the cross-over.
- * The same where ranks share cores, although there the FIFO's two copies
- * (memcpy, 30 GB/s here) cost about CMA's one (8-12 GB/s) in core time:
+/* Default switch from the FIFO to CMA.  Where ranks share cores the
+ * FIFO's two copies (memcpy, 30 GB/s here) cost about CMA's one (8-12
+ * GB/s) in core time:
  * a message through the FIFO is done only once its receiver has had a
  * core to copy it out, one by CMA once its sender has written it.
  * 64 KiB against 256 KiB, 128-256 KiB (2 runs, 4 and 8 ranks on 2
  * cores): alltoall 0.49-0.54 of the time, reduce 0.51-0.77, allgather
  * 0.55-0.91 (512 KiB-1 MiB up to 1.07), allreduce 0.84-1.2; 256 KiB won
  * the reduce and the tree broadcast on 2026-11-28, before the reduce's
- * blocks went whole (sendrecv.c) and the broadcast to the slots. */
+ * blocks went whole (sendrecv.c) and the broadcast to the slots.
+ * With a core each, what is not split (a collective's exchange,
+ * sendrecv.c) goes by CMA above it, not streamed: bench/allgather and
+ * alltoall, 2 ranks, 128 KiB-1 MiB 0.47-0.80 of the stream's time (2
+ * runs each, a line crossing in 122-138 ns); bench/compare -t coll the
+ * same hour: every collective at 128 KiB-1 MiB 0.61-0.94 of the best
+ * MPI's instead of up to 2.10.  From 8 KiB, the exchanges of allgather
+ * and alltoall at 16-64 KiB took 0.48-0.65 of the FIFO's time but the
+ * reduce's and allreduce's 1.7-2.0 (the receiver there waits, and copies
+ * out of the FIFO while the sender writes the next). */
 #define FMPL_SHM_EAGER_DEFAULT (64 * 1024)
-/* While streams are on, point-to-point messages above FMPL_SHM_SPLIT_MIN
- * and up to FMPL_SHM_SPLIT_MAX are still split by CMA between sender and
- * receiver (p2p.h); larger ones stream, and so do the collectives'
- * exchanges (sendrecv.c).  The stream's speed follows how fast a cache
- * line crosses between the cores, CMA's does not.  Split against
+#define FMPL_SHM_STREAM_DEFAULT 0
+/* With a core each, point-to-point messages above FMPL_SHM_SPLIT_MIN and
+ * up to FMPL_SHM_SPLIT_MAX are split by CMA between sender and receiver
+ * (p2p.h); larger ones, and the collectives' exchanges, go whole (by the
+ * stream with FMPL_SHM_STREAM=1).  The stream's speed follows how fast a
+ * cache line crosses between the cores, CMA's does not.  Split against
  * streamed, one-way: 0.66-0.79 of the time at 256 KiB-4 MiB where a line
  * crosses in 320 ns (40 interleaved pairs), 1.05-1.49 where it crosses in
  * 80 ns (3 pairs), 0.42-0.61 at 16 KiB-16 MiB in 133-148 ns (bench/compare
@@ -85,18 +95,17 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
                                  "0 (the layers above reach the mailbox lines through "
                                  "the transport's calls) or 1 (with loads and stores)",
                                  &direct);
-    rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER",
-                                 FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
+    rc = rc ? rc : fmpl_env_size("FMPL_SHM_EAGER", FMPL_SHM_EAGER_DEFAULT, 0, SIZE_MAX,
                                  "bytes above which messages stream (FMPL_SHM_STREAM) or "
                                  "go by cross-memory attach (K, M, G allowed)", &eager);
-    rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", 1,
+    rc = rc ? rc : fmpl_env_bool("FMPL_SHM_STREAM", FMPL_SHM_STREAM_DEFAULT,
                                  "0 (messages above FMPL_SHM_EAGER go by cross-memory "
                                  "attach) or 1 (they stream through the FIFO while the "
                                  "ranks have a core each)", &s->stream);
     rc = rc ? rc : fmpl_env_size("FMPL_SHM_SPLIT_MAX", FMPL_SHM_SPLIT_MAX_DEFAULT, 0,
                                  UINT64_MAX,
                                  "the largest message sender and receiver copy half each "
-                                 "while messages stream (K, M, G allowed; 0: none)",
+                                 "where ranks have a core each (K, M, G allowed; 0: none)",
                                  &split_max);
     if (rc != FMPL_SUCCESS) {
         tl->priv = NULL;
@@ -105,11 +114,11 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     }
     s->eager = (size_t)eager;
     s->nt_min = fmpl_shm_llc_bytes() / 2;
-    /* Streaming, point-to-point messages are split from 8 KiB up to
-     * FMPL_SHM_SPLIT_MAX (above).  A split's half waits behind a stream to
-     * the same peer: shm_put.c writes by CMA only with nothing queued, so
-     * it never overtakes the FIFO. */
-    if (fmpl_shm_streaming(s)) {
+    /* With a core each, point-to-point messages are split from 8 KiB up
+     * to FMPL_SHM_SPLIT_MAX (above).  A split's half waits behind a stream
+     * to the same peer: shm_put.c writes by CMA only with nothing queued,
+     * so it never overtakes the FIFO. */
+    if (!tl->hosts->crowded) {
         tl->split_min = split_max ? FMPL_SHM_SPLIT_MIN : UINT64_MAX;
         tl->split_max = split_max;
     }
@@ -161,8 +170,8 @@ int fmpl_shm_open_for(fmpl_tl_t *tl, const uint8_t *serve)
     if (split_max != UINT64_MAX)
         snprintf(upto, sizeof upto, "%llu bytes", (unsigned long long)split_max);
     fmpl_log_info("shm: %d ranks, %d indices, segment %zu bytes, CMA %s, eager %zu, "
-                  "streams %s (beside them, point-to-point messages split up to %s; "
-                  "0: none), copied out past the caches from %zu bytes (0: never)",
+                  "streams %s, with a core each point-to-point messages split up to %s "
+                  "(0: none), copied out past the caches from %zu bytes (0: never)",
                   tl->size, tl->nidx,
                   s->seg_len, !s->cma ? "off" : tl->caps & FMPL_TL_CAP_GET ? "on" : "refused",
                   s->eager,
