@@ -17,10 +17,9 @@
 
 /* Default switch from the FIFO to CMA.  Where ranks share cores the
  * FIFO's two copies (memcpy, 30 GB/s here) cost about CMA's one (8-12
- * GB/s) in core time:
- * a message through the FIFO is done only once its receiver has had a
- * core to copy it out, one by CMA once its sender has written it.
- * 64 KiB against 256 KiB, 128-256 KiB (2 runs, 4 and 8 ranks on 2
+ * GB/s) in core time, but a message through the FIFO is done only once
+ * its receiver has had a core to copy it out, one by CMA once its sender
+ * has written it.  64 KiB against 256 KiB, 128-256 KiB (2 runs, 4 and 8 ranks on 2
  * cores): alltoall 0.49-0.54 of the time, reduce 0.51-0.77, allgather
  * 0.55-0.91 (512 KiB-1 MiB up to 1.07), allreduce 0.84-1.2; 256 KiB won
  * the reduce and the tree broadcast on 2026-11-28, before the reduce's
