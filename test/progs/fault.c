@@ -202,9 +202,9 @@ int main(int argc, char **argv)
      * at 381 ms), and at most 30 s past its moment */
     const char *call = "?";
     double end = prog_now() + at / 1e3 + 30;
-    long round;
+    int round;
     for (round = 0; prog_now() < end; round++) {
-        rc = one_round((int)(round % 1000000), &call);
+        rc = one_round(round, &call);
         if (rc == FMPL_SUCCESS)
             continue;
         CHECK(me != victim, "the victim's %s returned %d %s before it failed", call, rc,
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         if (survivor_failed(rc, call))
             exit((int)code);
     }
-    CHECK(0, "%ld rounds of %s in %.0f s and no failure (rank %d)", round, activity,
+    CHECK(0, "%d rounds of %s in %.0f s and no failure (rank %d)", round, activity,
           at / 1e3 + 30, me);
     return 1;
 }
